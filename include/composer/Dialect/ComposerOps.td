@@ -1,0 +1,357 @@
+//===- ComposerOps.td - composer dialect ops ---------------*- tablegen -*-===//
+
+#ifndef COMPOSER_OPS
+#define COMPOSER_OPS
+
+include "composer/Dialect/ComposerDialect.td"
+include "composer/Dialect/ComposerTypes.td"
+include "composer/Dialect/ComposerInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Model state: parameter and buffer symbols, module attributes.
+//===----------------------------------------------------------------------===//
+
+class Composer_StateDeclOp<string mnemonic>
+    : Composer_Op<mnemonic, [Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<Composer_AnyTensor>:$type,
+                       UnitAttr:$frozen,
+                       OptionalAttr<AnyAttr>:$initializer);
+  let assemblyFormat = [{
+    $sym_name (`frozen` $frozen^)? (`init` `(` $initializer^ `)`)? attr-dict `:` $type
+  }];
+  let extraClassDeclaration = [{
+    ::composer::TorchTensorType getTensorType() {
+      return ::llvm::cast<::composer::TorchTensorType>(getType());
+    }
+  }];
+  let hasVerifier = 1;
+}
+
+def Composer_ParameterOp : Composer_StateDeclOp<"parameter"> {
+  let summary = "a parameter of the model, named by its state_dict key";
+  let description = [{
+    `frozen` means requires_grad is false. `init` is set on parameters a pass
+    creates; the exporter materializes them from it. Example:
+    `composer.parameter @"conv1.weight" : !composer.tensor<64x3x7x7xf32>`
+  }];
+}
+
+def Composer_BufferOp : Composer_StateDeclOp<"buffer"> {
+  let summary = "a buffer of the model, named by its state_dict key";
+}
+
+def Composer_GetParamOp : Composer_Op<"get_param", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemRead]>]> {
+  let summary = "the tensor of a parameter or buffer symbol";
+  let description = [{
+    The result aliases the module's tensor: in-place updates through it (such
+    as BatchNorm's running statistics) update the module's state.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name);
+  let results = (outs Composer_AnyTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+}
+
+def Composer_GetAttrOp : Composer_Op<"get_attr", [MemoryEffects<[MemRead]>]> {
+  let summary = "a non-tensor-state module attribute, by dotted path";
+  let description = [{
+    Reads module attributes that are not parameters or buffers, such as the
+    `training` flag: `%t = composer.get_attr "layer1.0.bn1.training" : !composer.bool`.
+  }];
+  let arguments = (ins StrAttr:$path);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = "$path attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Composer_SetAttrOp : Composer_Op<"set_attr", [MemoryEffects<[MemWrite]>]> {
+  let summary = "assigns a module attribute, by dotted path";
+  let arguments = (ins StrAttr:$path, AnyType:$value);
+  let assemblyFormat = "$path `,` $value attr-dict `:` type($value)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Constants and the generic op.
+//===----------------------------------------------------------------------===//
+
+def Composer_ConstantOp : Composer_Op<"constant", [ConstantLike, Pure]> {
+  let summary = "a TorchScript constant";
+  let description = [{
+    The value is an IntegerAttr (int), FloatAttr (float), BoolAttr, StringAttr
+    (str, or device name for `!composer.device`), UnitAttr (None), ArrayAttr
+    (list or tuple) or DenseElementsAttr (tensor). Syntax as the LLVM dialect's:
+    `composer.constant(1) : !composer.int`, `composer.constant(none) : !composer.none`.
+  }];
+  let arguments = (ins AnyAttr:$value);
+  let results = (outs AnyType:$result);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Composer_GenericOp : Composer_Op<"op"> {
+  let summary = "any TorchScript node the dialect has no typed op for";
+  let description = [{
+    `kind` is the node kind (`aten::size`, `prim::ListConstruct`, ...), and
+    `attrs` its node attributes. Conservatively has side effects.
+    `%n = composer.op "aten::size"(%x, %c0) : (!composer.tensor, !composer.int) -> !composer.int`
+  }];
+  let arguments = (ins StrAttr:$kind, Variadic<AnyType>:$operands,
+                       OptionalAttr<DictionaryAttr>:$attrs);
+  let results = (outs Variadic<AnyType>:$results);
+  let assemblyFormat = [{
+    $kind `(` $operands `)` attr-dict `:` functional-type($operands, $results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Control flow.
+//===----------------------------------------------------------------------===//
+
+def Composer_YieldOp : Composer_Op<"yield", [Pure, Terminator,
+    ParentOneOf<["IfOp", "LoopOp"]>, ReturnLike]> {
+  let summary = "ends a region of composer.if or composer.loop";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
+def Composer_IfOp : Composer_Op<"if", [RecursiveMemoryEffects]> {
+  let summary = "prim::If";
+  let arguments = (ins Composer_BoolValue:$condition);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$thenRegion, SizedRegion<1>:$elseRegion);
+  let assemblyFormat = [{
+    $condition (`->` `(` type($results)^ `)`)? $thenRegion `else` $elseRegion attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Composer_LoopOp : Composer_Op<"loop", [RecursiveMemoryEffects]> {
+  let summary = "prim::Loop";
+  let description = [{
+    Runs while the iteration index is below `max_trip_count` and the condition
+    holds. The body's arguments are the index and the carried values; it yields
+    the next condition and the next carried values.
+  }];
+  let arguments = (ins Composer_IntValue:$max_trip_count,
+                       Composer_BoolValue:$condition,
+                       Variadic<AnyType>:$inits);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $max_trip_count `,` $condition (`iter_args` `(` $inits^ `:` type($inits) `)`)?
+    (`->` `(` type($results)^ `)`)? $body attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Typed TorchScript operators.
+//===----------------------------------------------------------------------===//
+
+// An op for one TorchScript schema. Operands are the schema's non-attribute
+// arguments in schema order, so import and export are generic.
+class Composer_TorchOp<string mnemonic, string schema, string inplaceSchema,
+                       list<Trait> traits = []>
+    : Composer_Op<mnemonic, !listconcat(traits, [TorchSchemaOpInterface])> {
+  let results = (outs Composer_AnyTensor:$result);
+  code schemaDecl = [{
+    static ::llvm::StringRef getTorchSchema() { return "}] # schema # [{"; }
+    static ::llvm::StringRef getInplaceTorchSchema() { return "}] # inplaceSchema # [{"; }
+  }];
+  let extraClassDeclaration = schemaDecl;
+}
+
+class Composer_PureTorchOp<string mnemonic, string schema, list<Trait> traits = []>
+    : Composer_TorchOp<mnemonic, schema, "", !listconcat(traits, [Pure])> {
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+// Ops with an in-place variant: `inplace` selects it and makes the op write
+// its first operand.
+class Composer_MaybeInplaceTorchOp<string mnemonic, string schema,
+                                   string inplaceSchema>
+    : Composer_TorchOp<mnemonic, schema, inplaceSchema,
+                       [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let assemblyFormat = [{
+    operands (`inplace` $inplace^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+class Composer_UnaryTorchOp<string mnemonic, string schema, string inplaceSchema>
+    : Composer_MaybeInplaceTorchOp<mnemonic, schema, inplaceSchema> {
+  let arguments = (ins Composer_AnyTensor:$self, UnitAttr:$inplace);
+}
+
+def Composer_Conv2dOp : Composer_PureTorchOp<"conv2d", "aten::conv2d"> {
+  let summary = "2-D convolution (aten::conv2d)";
+  let arguments = (ins Composer_AnyTensor:$input, Composer_AnyTensor:$weight,
+                       Composer_TensorOrNone:$bias,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups);
+  let hasVerifier = 1;
+}
+
+def Composer_ConvolutionOp
+    : Composer_PureTorchOp<"convolution", "aten::_convolution"> {
+  let summary = "N-D convolution as traced models record it (aten::_convolution)";
+  let arguments = (ins Composer_AnyTensor:$input, Composer_AnyTensor:$weight,
+                       Composer_TensorOrNone:$bias,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, BoolAttr:$transposed,
+                       DenseI64ArrayAttr:$output_padding, I64Attr:$groups,
+                       BoolAttr:$benchmark, BoolAttr:$deterministic,
+                       BoolAttr:$cudnn_enabled, BoolAttr:$allow_tf32);
+  let hasVerifier = 1;
+}
+
+def Composer_BatchNormOp
+    : Composer_TorchOp<"batch_norm", "aten::batch_norm", "",
+                       [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "batch normalization (aten::batch_norm)";
+  let description = [{
+    Writes the running statistics when `training` is true, so it has effects.
+  }];
+  let arguments = (ins Composer_AnyTensor:$input,
+                       Composer_TensorOrNone:$weight, Composer_TensorOrNone:$bias,
+                       Composer_TensorOrNone:$running_mean,
+                       Composer_TensorOrNone:$running_var,
+                       Composer_BoolValue:$training, Composer_FloatValue:$momentum,
+                       F64Attr:$eps, BoolAttr:$cudnn_enabled);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Composer_MaxPool2dOp : Composer_PureTorchOp<"max_pool2d", "aten::max_pool2d"> {
+  let summary = "2-D max pooling (aten::max_pool2d)";
+  let arguments = (ins Composer_AnyTensor:$self, DenseI64ArrayAttr:$kernel_size,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, BoolAttr:$ceil_mode);
+}
+
+def Composer_AvgPool2dOp : Composer_PureTorchOp<"avg_pool2d", "aten::avg_pool2d"> {
+  let summary = "2-D average pooling (aten::avg_pool2d)";
+  let arguments = (ins Composer_AnyTensor:$self, DenseI64ArrayAttr:$kernel_size,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       BoolAttr:$ceil_mode, BoolAttr:$count_include_pad,
+                       OptionalAttr<I64Attr>:$divisor_override);
+}
+
+def Composer_AdaptiveAvgPool2dOp
+    : Composer_PureTorchOp<"adaptive_avg_pool2d", "aten::adaptive_avg_pool2d"> {
+  let summary = "2-D adaptive average pooling (aten::adaptive_avg_pool2d)";
+  let arguments = (ins Composer_AnyTensor:$self, DenseI64ArrayAttr:$output_size);
+}
+
+def Composer_LinearOp : Composer_PureTorchOp<"linear", "aten::linear"> {
+  let summary = "affine map x W^T + b (aten::linear)";
+  let arguments = (ins Composer_AnyTensor:$input, Composer_AnyTensor:$weight,
+                       Composer_TensorOrNone:$bias);
+}
+
+def Composer_MatmulOp : Composer_PureTorchOp<"matmul", "aten::matmul"> {
+  let summary = "matrix product (aten::matmul)";
+  let arguments = (ins Composer_AnyTensor:$self, Composer_AnyTensor:$other);
+}
+
+def Composer_ReluOp : Composer_UnaryTorchOp<"relu", "aten::relu", "aten::relu_">;
+def Composer_SigmoidOp
+    : Composer_UnaryTorchOp<"sigmoid", "aten::sigmoid", "aten::sigmoid_">;
+def Composer_SiluOp : Composer_UnaryTorchOp<"silu", "aten::silu", "aten::silu_">;
+def Composer_HardswishOp
+    : Composer_UnaryTorchOp<"hardswish", "aten::hardswish", "aten::hardswish_">;
+
+def Composer_GeluOp : Composer_PureTorchOp<"gelu", "aten::gelu"> {
+  let summary = "GELU activation (aten::gelu)";
+  let arguments = (ins Composer_AnyTensor:$self, StrAttr:$approximate);
+}
+
+class Composer_BinaryTorchOp<string mnemonic, string schema, string inplaceSchema>
+    : Composer_MaybeInplaceTorchOp<mnemonic, schema, inplaceSchema> {
+  let arguments = (ins Composer_AnyTensor:$self, Composer_AnyTensor:$other,
+                       UnitAttr:$inplace);
+}
+
+def Composer_AddOp : Composer_MaybeInplaceTorchOp<"add", "aten::add.Tensor",
+                                                  "aten::add_.Tensor"> {
+  let summary = "self + alpha * other (aten::add.Tensor)";
+  let arguments = (ins Composer_AnyTensor:$self, Composer_AnyTensor:$other,
+                       AnyAttrOf<[I64Attr, F64Attr]>:$alpha, UnitAttr:$inplace);
+}
+
+def Composer_MulOp
+    : Composer_BinaryTorchOp<"mul", "aten::mul.Tensor", "aten::mul_.Tensor">;
+
+def Composer_LayerNormOp
+    : Composer_PureTorchOp<"layer_norm", "aten::layer_norm"> {
+  let summary = "layer normalization (aten::layer_norm)";
+  let arguments = (ins Composer_AnyTensor:$input,
+                       DenseI64ArrayAttr:$normalized_shape,
+                       Composer_TensorOrNone:$weight, Composer_TensorOrNone:$bias,
+                       F64Attr:$eps, BoolAttr:$cudnn_enable);
+}
+
+def Composer_GroupNormOp
+    : Composer_PureTorchOp<"group_norm", "aten::group_norm"> {
+  let summary = "group normalization (aten::group_norm)";
+  let arguments = (ins Composer_AnyTensor:$input, I64Attr:$num_groups,
+                       Composer_TensorOrNone:$weight, Composer_TensorOrNone:$bias,
+                       F64Attr:$eps, BoolAttr:$cudnn_enabled);
+}
+
+def Composer_DropoutOp : Composer_MaybeInplaceTorchOp<"dropout", "aten::dropout",
+                                                      "aten::dropout_"> {
+  let summary = "dropout (aten::dropout); draws from the RNG, so has effects";
+  let arguments = (ins Composer_AnyTensor:$input, F64Attr:$p,
+                       Composer_BoolValue:$train, UnitAttr:$inplace);
+}
+
+def Composer_SoftmaxOp : Composer_PureTorchOp<"softmax", "aten::softmax.int"> {
+  let summary = "softmax over one dimension (aten::softmax.int)";
+  let arguments = (ins Composer_AnyTensor:$self, I64Attr:$dim,
+                       OptionalAttr<I64Attr>:$dtype);
+}
+
+def Composer_FlattenOp
+    : Composer_PureTorchOp<"flatten", "aten::flatten.using_ints"> {
+  let summary = "flattens dimensions start_dim..end_dim (aten::flatten)";
+  let arguments = (ins Composer_AnyTensor:$self, I64Attr:$start_dim,
+                       I64Attr:$end_dim);
+}
+
+def Composer_ViewOp : Composer_PureTorchOp<"view", "aten::view"> {
+  let summary = "a view with another shape (aten::view)";
+  let arguments = (ins Composer_AnyTensor:$self, Composer_ListValue:$size);
+}
+
+def Composer_ReshapeOp : Composer_PureTorchOp<"reshape", "aten::reshape"> {
+  let summary = "reshape (aten::reshape)";
+  let arguments = (ins Composer_AnyTensor:$self, Composer_ListValue:$shape);
+}
+
+def Composer_CatOp : Composer_PureTorchOp<"cat", "aten::cat"> {
+  let summary = "concatenation of a tensor list (aten::cat)";
+  let arguments = (ins Composer_ListValue:$tensors, I64Attr:$dim);
+}
+
+def Composer_ToDtypeOp : Composer_PureTorchOp<"to_dtype", "aten::to.dtype"> {
+  let summary = "dtype cast (aten::to.dtype); dtype is a c10::ScalarType code";
+  let arguments = (ins Composer_AnyTensor:$self, I64Attr:$dtype,
+                       BoolAttr:$non_blocking, BoolAttr:$copy,
+                       OptionalAttr<I64Attr>:$memory_format);
+}
+
+def Composer_ContiguousOp
+    : Composer_PureTorchOp<"contiguous", "aten::contiguous"> {
+  let summary = "a contiguous tensor in a memory format (aten::contiguous)";
+  let arguments = (ins Composer_AnyTensor:$self, I64Attr:$memory_format);
+}
+
+#endif // COMPOSER_OPS

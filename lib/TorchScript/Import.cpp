@@ -1,0 +1,509 @@
+//===- Import.cpp - TorchScript module -> composer dialect ----------------===//
+//
+// Inlines `forward`, declares every parameter and buffer as a symbol named by
+// its state_dict key, resolves attribute chains on `self` to those symbols,
+// and maps each node to a typed op when its schema has one (and the
+// arguments the op keeps as attributes are constants), otherwise to a
+// generic `composer.op`. Control flow becomes composer.if / composer.loop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Import.h"
+#include "Conversion.h"
+#include "composer/TorchScript/TorchScript.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+
+#include <torch/csrc/jit/passes/inliner.h>
+
+using namespace mlir;
+using namespace composer;
+namespace jit = torch::jit;
+
+namespace {
+
+/// What a value of module type stands for: the attribute path from `self`.
+struct ModuleRef {
+  std::string path;
+  jit::Module module;
+};
+
+class Importer {
+public:
+  Importer(MLIRContext *ctx, const jit::Module &model)
+      : ctx(ctx), model(model), builder(ctx) {
+    for (RegisteredOperationName name : ctx->getRegisteredOperations()) {
+      auto *schemaOp = name.getInterface<TorchSchemaOp>();
+      if (!schemaOp)
+        continue;
+      typedOps.insert({schemaOp->getTorchSchema(), TypedOp{name, false}});
+      StringRef inplace = schemaOp->getInplaceTorchSchema();
+      if (!inplace.empty())
+        typedOps.insert({inplace, TypedOp{name, true}});
+    }
+  }
+
+  OwningOpRef<ModuleOp> run(StringRef sourcePath);
+
+private:
+  LogicalResult declareState(ModuleOp module);
+  LogicalResult importBlock(jit::Block *block);
+  LogicalResult importNode(jit::Node *node);
+  LogicalResult importGetAttr(jit::Node *node, Location loc);
+  LogicalResult importSetAttr(jit::Node *node, Location loc);
+  LogicalResult importIf(jit::Node *node, Location loc);
+  LogicalResult importLoop(jit::Node *node, Location loc);
+  Operation *tryImportTyped(jit::Node *node, Location loc);
+  Operation *importGeneric(jit::Node *node, Location loc);
+
+  SmallVector<Type> resultTypes(jit::Node *node);
+  FailureOr<SmallVector<Value>> lookup(at::ArrayRef<jit::Value *> values,
+                                       Location loc);
+  void bindResults(jit::Node *node, Operation *op);
+  std::optional<c10::IValue> constantValue(jit::Value *value);
+  Attribute nodeAttribute(jit::Node *node, jit::Symbol name, std::string &error);
+
+  MLIRContext *ctx;
+  const jit::Module &model;
+  OpBuilder builder;
+  /// Typed op for each schema key, and whether the key is its in-place one.
+  struct TypedOp {
+    OperationName name;
+    bool inplace;
+  };
+  llvm::StringMap<TypedOp> typedOps;
+  llvm::DenseMap<jit::Value *, Value> values;
+  llvm::DenseMap<jit::Value *, ModuleRef> modules;
+};
+
+std::string joinPath(StringRef prefix, StringRef name) {
+  return prefix.empty() ? name.str() : (prefix + "." + name).str();
+}
+
+LogicalResult Importer::declareState(ModuleOp module) {
+  builder.setInsertionPointToEnd(module.getBody());
+  Location loc = module.getLoc();
+  auto declare = [&](const std::string &name, const at::Tensor &tensor,
+                     bool isParameter) -> LogicalResult {
+    Type dtype = importDtype(tensor.scalar_type(), ctx);
+    if (!dtype)
+      return emitError(loc, "'") << name << "' has unsupported dtype "
+                                 << c10::toString(tensor.scalar_type());
+    auto type = TypeAttr::get(
+        TorchTensorType::get(ctx, true, tensor.sizes().vec(), dtype));
+    auto nameAttr = builder.getStringAttr(name);
+    if (isParameter)
+      builder.create<ParameterOp>(loc, nameAttr, type,
+                                  /*frozen=*/tensor.requires_grad()
+                                      ? UnitAttr()
+                                      : builder.getUnitAttr(),
+                                  /*initializer=*/Attribute());
+    else
+      builder.create<BufferOp>(loc, nameAttr, type, /*frozen=*/UnitAttr(),
+                               /*initializer=*/Attribute());
+    return success();
+  };
+  for (const auto &param : model.named_parameters(/*recurse=*/true))
+    if (failed(declare(param.name, param.value, true)))
+      return failure();
+  for (const auto &buffer : model.named_buffers(/*recurse=*/true))
+    if (failed(declare(buffer.name, buffer.value, false)))
+      return failure();
+  return success();
+}
+
+OwningOpRef<ModuleOp> Importer::run(StringRef sourcePath) {
+  Location fileLoc = FileLineColLoc::get(ctx, sourcePath, 0, 0);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  (*module)->setAttr(kSourceModelAttrName, builder.getStringAttr(sourcePath));
+  if (failed(declareState(*module)))
+    return nullptr;
+
+  auto forward = model.find_method("forward");
+  if (!forward) {
+    emitError(fileLoc, "the model has no forward method");
+    return nullptr;
+  }
+  std::shared_ptr<jit::Graph> graph = forward->graph()->copy();
+  jit::Inline(*graph);
+
+  // The first input is `self`; the others become @forward's arguments.
+  SmallVector<Type> argTypes;
+  for (jit::Value *input : graph->inputs().slice(1))
+    argTypes.push_back(importType(input->type(), ctx));
+  SmallVector<Type> resultTypes;
+  for (jit::Value *output : graph->outputs())
+    resultTypes.push_back(importType(output->type(), ctx));
+
+  builder.setInsertionPointToEnd(module->getBody());
+  auto func = builder.create<func::FuncOp>(
+      fileLoc, "forward", builder.getFunctionType(argTypes, resultTypes));
+  Block *entry = func.addEntryBlock();
+  modules[graph->inputs()[0]] = ModuleRef{"", model};
+  for (auto [input, arg] :
+       llvm::zip(graph->inputs().slice(1), entry->getArguments())) {
+    values[input] = arg;
+    if (input->hasDebugName())
+      func.setArgAttr(arg.getArgNumber(), "composer.name",
+                      builder.getStringAttr(input->debugNameBase()));
+  }
+
+  builder.setInsertionPointToEnd(entry);
+  if (failed(importBlock(graph->block())))
+    return nullptr;
+  FailureOr<SmallVector<Value>> outputs = lookup(graph->outputs(), fileLoc);
+  if (failed(outputs))
+    return nullptr;
+  builder.create<func::ReturnOp>(fileLoc, *outputs);
+
+  // Constants and lists consumed only as typed-op attributes are dead now.
+  SmallVector<Operation *> dead;
+  func.walk<WalkOrder::PostOrder>([&](Operation *op) {
+    bool disposable =
+        isa<ConstantOp>(op) ||
+        (isa<GenericOp>(op) &&
+         cast<GenericOp>(op).getKind() == "prim::ListConstruct");
+    if (disposable && op->use_empty())
+      dead.push_back(op);
+  });
+  // Post-order lists users before the lists they use; erase in that order.
+  for (Operation *op : dead)
+    if (op->use_empty())
+      op->erase();
+
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+FailureOr<SmallVector<Value>>
+Importer::lookup(at::ArrayRef<jit::Value *> inputs, Location loc) {
+  SmallVector<Value> result;
+  for (jit::Value *input : inputs) {
+    auto it = values.find(input);
+    if (it == values.end()) {
+      if (modules.count(input))
+        return emitError(loc, "module value '%")
+               << input->debugName()
+               << "' is used as a value; only attribute access on modules "
+                  "is supported";
+      return emitError(loc, "value '%") << input->debugName()
+                                        << "' is used before it is defined";
+    }
+    result.push_back(it->second);
+  }
+  return result;
+}
+
+SmallVector<Type> Importer::resultTypes(jit::Node *node) {
+  SmallVector<Type> types;
+  for (jit::Value *output : node->outputs())
+    types.push_back(importType(output->type(), ctx));
+  return types;
+}
+
+void Importer::bindResults(jit::Node *node, Operation *op) {
+  for (auto [output, result] : llvm::zip(node->outputs(), op->getResults()))
+    values[output] = result;
+}
+
+LogicalResult Importer::importBlock(jit::Block *block) {
+  for (jit::Node *node : block->nodes())
+    if (failed(importNode(node)))
+      return failure();
+  return success();
+}
+
+LogicalResult Importer::importNode(jit::Node *node) {
+  Location loc = importLocation(node->sourceRange(), ctx);
+  jit::NodeKind kind = node->kind();
+  if (kind == jit::prim::Constant) {
+    std::string error;
+    c10::optional<c10::IValue> value = jit::toIValue(node->output());
+    Attribute attr =
+        value ? importConstant(*value, ctx, error) : Attribute();
+    if (!attr)
+      return emitError(loc, "cannot import constant: ")
+             << (error.empty() ? "unsupported value" : error);
+    auto op = builder.create<ConstantOp>(
+        loc, importType(node->output()->type(), ctx), attr);
+    values[node->output()] = op;
+    return success();
+  }
+  if (kind == jit::prim::GetAttr)
+    return importGetAttr(node, loc);
+  if (kind == jit::prim::SetAttr)
+    return importSetAttr(node, loc);
+  if (kind == jit::prim::If)
+    return importIf(node, loc);
+  if (kind == jit::prim::Loop)
+    return importLoop(node, loc);
+  if (!node->blocks().empty())
+    return emitError(loc, "unsupported node with blocks: ")
+           << kind.toQualString();
+  if (Operation *op = tryImportTyped(node, loc)) {
+    bindResults(node, op);
+    return success();
+  }
+  Operation *op = importGeneric(node, loc);
+  if (!op)
+    return failure();
+  bindResults(node, op);
+  return success();
+}
+
+LogicalResult Importer::importGetAttr(jit::Node *node, Location loc) {
+  auto owner = modules.find(node->input());
+  if (owner == modules.end()) {
+    // An attribute of an object that is not a module: keep it generic.
+    Operation *op = importGeneric(node, loc);
+    if (!op)
+      return failure();
+    bindResults(node, op);
+    return success();
+  }
+  const std::string &name = node->s(jit::attr::name);
+  std::string path = joinPath(owner->second.path, name);
+  const jit::Module &module = owner->second.module;
+  c10::ClassTypePtr type = module.type();
+  auto slot = type->findAttributeSlot(name);
+  if (!slot)
+    return emitError(loc, "module '")
+           << (owner->second.path.empty() ? "self" : owner->second.path)
+           << "' has no attribute '" << name << "'";
+  c10::IValue value = module._ivalue()->getSlot(*slot);
+  if (value.isModule()) {
+    modules[node->output()] = ModuleRef{path, value.toModule()};
+    return success();
+  }
+  Operation *op;
+  if (value.isTensor() && (type->is_parameter(*slot) || type->is_buffer(*slot)))
+    op = builder.create<GetParamOp>(
+        loc, importType(node->output()->type(), ctx),
+        FlatSymbolRefAttr::get(ctx, path));
+  else
+    op = builder.create<GetAttrOp>(loc, importType(node->output()->type(), ctx),
+                                   path);
+  bindResults(node, op);
+  return success();
+}
+
+LogicalResult Importer::importSetAttr(jit::Node *node, Location loc) {
+  auto owner = modules.find(node->inputs()[0]);
+  if (owner == modules.end()) {
+    Operation *op = importGeneric(node, loc);
+    return success(op != nullptr);
+  }
+  FailureOr<SmallVector<Value>> value = lookup(node->inputs()[1], loc);
+  if (failed(value))
+    return failure();
+  builder.create<SetAttrOp>(
+      loc, joinPath(owner->second.path, node->s(jit::attr::name)),
+      value->front());
+  return success();
+}
+
+LogicalResult Importer::importIf(jit::Node *node, Location loc) {
+  FailureOr<SmallVector<Value>> condition = lookup(node->input(), loc);
+  if (failed(condition))
+    return failure();
+  if (!isa<BoolType>(condition->front().getType()))
+    return emitError(loc, "prim::If condition must be a bool");
+  auto ifOp = builder.create<IfOp>(loc, resultTypes(node), condition->front());
+  OpBuilder::InsertionGuard guard(builder);
+  for (auto [region, block] :
+       llvm::zip(ifOp->getRegions(), node->blocks())) {
+    builder.setInsertionPointToEnd(&region.emplaceBlock());
+    if (failed(importBlock(block)))
+      return failure();
+    FailureOr<SmallVector<Value>> yielded = lookup(block->outputs(), loc);
+    if (failed(yielded))
+      return failure();
+    builder.create<YieldOp>(loc, *yielded);
+  }
+  bindResults(node, ifOp);
+  return success();
+}
+
+LogicalResult Importer::importLoop(jit::Node *node, Location loc) {
+  FailureOr<SmallVector<Value>> inputs = lookup(node->inputs(), loc);
+  if (failed(inputs))
+    return failure();
+  if (inputs->size() < 2 || !isa<IntType>((*inputs)[0].getType()) ||
+      !isa<BoolType>((*inputs)[1].getType()))
+    return emitError(loc, "prim::Loop needs an int trip count and a bool "
+                          "condition");
+  auto loop = builder.create<LoopOp>(
+      loc, resultTypes(node), (*inputs)[0], (*inputs)[1],
+      ArrayRef<Value>(*inputs).drop_front(2));
+  jit::Block *body = node->blocks()[0];
+  OpBuilder::InsertionGuard guard(builder);
+  Block &entry = loop.getBody().emplaceBlock();
+  for (jit::Value *input : body->inputs())
+    values[input] = entry.addArgument(importType(input->type(), ctx), loc);
+  builder.setInsertionPointToEnd(&entry);
+  if (failed(importBlock(body)))
+    return failure();
+  FailureOr<SmallVector<Value>> yielded = lookup(body->outputs(), loc);
+  if (failed(yielded))
+    return failure();
+  builder.create<YieldOp>(loc, *yielded);
+  bindResults(node, loop);
+  return success();
+}
+
+std::optional<c10::IValue> Importer::constantValue(jit::Value *value) {
+  if (c10::optional<c10::IValue> constant = jit::toIValue(value))
+    return *constant;
+  jit::Node *def = value->node();
+  if (def->kind() != jit::prim::ListConstruct)
+    return std::nullopt;
+  c10::impl::GenericList list(
+      value->type()->expectRef<c10::ListType>().getElementType());
+  for (jit::Value *element : def->inputs()) {
+    c10::optional<c10::IValue> constant = jit::toIValue(element);
+    if (!constant)
+      return std::nullopt;
+    list.push_back(*constant);
+  }
+  return c10::IValue(list);
+}
+
+/// The attribute a typed op keeps for a constant schema argument: int lists
+/// as dense arrays, scalars as builtin attributes. Null if it has no form.
+Attribute typedOpAttribute(const c10::IValue &value, Builder &b) {
+  if (value.isIntList())
+    return b.getDenseI64ArrayAttr(value.toIntVector());
+  if (value.isBool())
+    return b.getBoolAttr(value.toBool());
+  if (value.isInt())
+    return b.getI64IntegerAttr(value.toInt());
+  if (value.isDouble())
+    return b.getF64FloatAttr(value.toDouble());
+  if (value.isString())
+    return b.getStringAttr(value.toStringRef());
+  return {};
+}
+
+Operation *Importer::tryImportTyped(jit::Node *node, Location loc) {
+  const c10::FunctionSchema *schema = node->maybeSchema();
+  if (!schema)
+    return nullptr;
+  std::string key = schema->name();
+  if (!schema->overload_name().empty())
+    key += "." + schema->overload_name();
+  auto it = typedOps.find(key);
+  if (it == typedOps.end())
+    return nullptr;
+  OperationName opName = it->second.name;
+  bool inplace = it->second.inplace;
+  ArrayRef<StringAttr> attrNames = opName.getAttributeNames();
+  auto isAttr = [&](StringRef name) {
+    return llvm::any_of(attrNames,
+                        [&](StringAttr attr) { return attr == name; });
+  };
+
+  OperationState state(loc, opName);
+  for (auto [arg, input] : llvm::zip(schema->arguments(), node->inputs())) {
+    if (!isAttr(arg.name())) {
+      auto found = values.find(input);
+      if (found == values.end())
+        return nullptr;
+      state.operands.push_back(found->second);
+      continue;
+    }
+    std::optional<c10::IValue> constant = constantValue(input);
+    if (!constant)
+      return nullptr; // Not constant: the generic op keeps it as an operand.
+    if (constant->isNone())
+      continue;
+    Attribute attr = typedOpAttribute(*constant, builder);
+    if (!attr)
+      return nullptr;
+    state.addAttribute(arg.name(), attr);
+  }
+  if (inplace)
+    state.addAttribute("inplace", builder.getUnitAttr());
+  state.addTypes(resultTypes(node));
+  Operation *op = builder.create(state);
+  // A node whose arguments the typed op cannot express (a type the op does
+  // not accept, say) stays generic.
+  ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
+  if (failed(verify(op, /*verifyRecursively=*/false))) {
+    op->erase();
+    return nullptr;
+  }
+  return op;
+}
+
+Attribute Importer::nodeAttribute(jit::Node *node, jit::Symbol name,
+                                  std::string &error) {
+  switch (node->kindOf(name)) {
+  case jit::AttributeKind::i:
+    return builder.getI64IntegerAttr(node->i(name));
+  case jit::AttributeKind::f:
+    return builder.getF64FloatAttr(node->f(name));
+  case jit::AttributeKind::s:
+    return builder.getStringAttr(node->s(name));
+  case jit::AttributeKind::is:
+    return builder.getDenseI64ArrayAttr(node->is(name));
+  case jit::AttributeKind::fs:
+    return builder.getDenseF64ArrayAttr(node->fs(name));
+  case jit::AttributeKind::ss: {
+    SmallVector<Attribute> strings;
+    for (const std::string &s : node->ss(name))
+      strings.push_back(builder.getStringAttr(s));
+    return builder.getArrayAttr(strings);
+  }
+  case jit::AttributeKind::ty:
+    return TypeAttr::get(importType(node->ty(name), ctx));
+  case jit::AttributeKind::tys: {
+    SmallVector<Attribute> types;
+    for (const c10::TypePtr &type : node->tys(name))
+      types.push_back(TypeAttr::get(importType(type, ctx)));
+    return builder.getArrayAttr(types);
+  }
+  case jit::AttributeKind::t:
+    return importConstant(node->t(name), ctx, error);
+  case jit::AttributeKind::ival:
+    return importConstant(node->ival(name), ctx, error);
+  default:
+    error = std::string("attribute kind ") + jit::toString(node->kindOf(name)) +
+            " is not supported";
+    return {};
+  }
+}
+
+Operation *Importer::importGeneric(jit::Node *node, Location loc) {
+  FailureOr<SmallVector<Value>> operands = lookup(node->inputs(), loc);
+  if (failed(operands))
+    return nullptr;
+  SmallVector<NamedAttribute> attrs;
+  for (jit::Symbol name : node->attributeNames()) {
+    std::string error;
+    Attribute attr = nodeAttribute(node, name, error);
+    if (!attr) {
+      emitError(loc, "cannot import attribute '")
+          << name.toUnqualString() << "' of " << node->kind().toQualString()
+          << ": " << error;
+      return nullptr;
+    }
+    attrs.push_back(builder.getNamedAttr(name.toUnqualString(), attr));
+  }
+  DictionaryAttr attrDict =
+      attrs.empty() ? DictionaryAttr() : builder.getDictionaryAttr(attrs);
+  return builder.create<GenericOp>(loc, resultTypes(node),
+                                   node->kind().toQualString(), *operands,
+                                   attrDict);
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> composer::importTorchScriptModule(const jit::Module &model,
+                                                        StringRef sourcePath,
+                                                        MLIRContext *ctx) {
+  ctx->loadDialect<ComposerDialect, func::FuncDialect>();
+  return Importer(ctx, model).run(sourcePath);
+}

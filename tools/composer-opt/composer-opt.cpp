@@ -1,0 +1,167 @@
+//===- composer-opt.cpp - the composer-opt driver -------------------------===//
+//
+// mlir-opt for composer: reads `.mlir` or a TorchScript `.pt`, runs a pass
+// pipeline with all of MLIR's debugging flags, and writes `.mlir` or `.pt`.
+// TorchScript support is a plugin loaded only when a `.pt` is involved, so
+// working on `.mlir` does not pay LibTorch's load time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "composer/Dialect/Composer.h"
+#include "composer/Passes/Passes.h"
+#include "composer/TorchScript/TorchScriptPlugin.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+using namespace composer;
+namespace cl = llvm::cl;
+
+namespace {
+
+enum class Format { Auto, MLIR, TorchScript };
+
+cl::OptionCategory composerCategory("composer-opt options");
+
+cl::opt<Format> emitFormat(
+    "emit", cl::desc("Output format (default: from the -o extension)"),
+    cl::values(clEnumValN(Format::MLIR, "mlir", "MLIR text"),
+               clEnumValN(Format::TorchScript, "pt",
+                          "TorchScript archive (torch.jit.load reads it)")),
+    cl::init(Format::Auto), cl::cat(composerCategory));
+
+cl::list<std::string> inputSpecs(
+    "input-spec",
+    cl::desc("Shape and dtype of each tensor input of forward, e.g. "
+             "1x3x224x224xf32; runs composer-refine-types first"),
+    cl::CommaSeparated, cl::cat(composerCategory));
+
+bool isTorchScriptPath(StringRef path) {
+  StringRef ext = llvm::sys::path::extension(path);
+  return ext == ".pt" || ext == ".pth" || ext == ".torchscript";
+}
+
+/// Diagnostics outside MlirOptMain (loading, exporting) print like its own.
+struct ToolDiagnostics {
+  explicit ToolDiagnostics(MLIRContext &ctx) : handler(sourceMgr, &ctx) {}
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler;
+};
+
+std::unique_ptr<TorchScriptModel> loadModel(StringRef path, MLIRContext &ctx,
+                                            const char *argv0) {
+  return loadTorchScriptModelViaPlugin(path, &ctx, argv0);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  DialectRegistry registry;
+  registry.insert<ComposerDialect, func::FuncDialect>();
+  registerComposerPasses();
+  registerTransformsPasses();
+
+  auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
+      argc, argv, "composer-opt: training-speedup passes on TorchScript models",
+      registry);
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  if (!inputSpecs.empty()) {
+    MlirOptMainConfig cliConfig = config;
+    config.setPassPipelineSetupFn([cliConfig](PassManager &pm) {
+      RefineTypesOptions refineOptions;
+      refineOptions.inputSpecs = inputSpecs; // A global: outlives the pass.
+      pm.addPass(createRefineTypes(refineOptions));
+      return cliConfig.setupPassPipeline(pm);
+    });
+  }
+
+  Format outputFormat = emitFormat;
+  if (outputFormat == Format::Auto)
+    outputFormat = isTorchScriptPath(outputFilename) ? Format::TorchScript
+                                                     : Format::MLIR;
+  if (outputFormat == Format::TorchScript && outputFilename == "-") {
+    llvm::errs() << "composer-opt: error: --emit=pt needs an output file (-o)\n";
+    return 1;
+  }
+  if (outputFormat == Format::TorchScript && !config.inputSplitMarker().empty()) {
+    llvm::errs() << "composer-opt: error: --emit=pt cannot write split input\n";
+    return 1;
+  }
+
+  MLIRContext context(registry);
+  ToolDiagnostics diagnostics(context);
+
+  // Read the input: MLIR text as is, TorchScript through the importer.
+  std::unique_ptr<TorchScriptModel> model;
+  std::unique_ptr<llvm::MemoryBuffer> input;
+  if (isTorchScriptPath(inputFilename)) {
+    model = loadModel(inputFilename, context, argv[0]);
+    if (!model)
+      return 1;
+    OwningOpRef<ModuleOp> imported = model->importModule(&context);
+    if (!imported)
+      return 1;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    // Locations must survive the trip through text into MlirOptMain.
+    imported->print(os, OpPrintingFlags().enableDebugInfo());
+    input = llvm::MemoryBuffer::getMemBufferCopy(text, inputFilename);
+  } else {
+    std::string error;
+    input = openInputFile(inputFilename, &error);
+    if (!input) {
+      llvm::errs() << "composer-opt: error: " << error << "\n";
+      return 1;
+    }
+  }
+
+  std::string result;
+  llvm::raw_string_ostream resultStream(result);
+  if (failed(MlirOptMain(resultStream, std::move(input), registry, config)))
+    return 1;
+
+  if (outputFormat == Format::MLIR) {
+    std::string error;
+    auto output = openOutputFile(outputFilename, &error);
+    if (!output) {
+      llvm::errs() << "composer-opt: error: " << error << "\n";
+      return 1;
+    }
+    output->os() << result;
+    output->keep();
+    return 0;
+  }
+
+  ParserConfig parserConfig(&context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(result, parserConfig, inputFilename);
+  if (!module)
+    return 1;
+  if (!model) {
+    auto source = (*module)->getAttrOfType<StringAttr>(kSourceModelAttrName);
+    if (!source) {
+      emitError(module->getLoc(), "cannot write TorchScript: the module has "
+                                  "no '")
+          << kSourceModelAttrName
+          << "' attribute naming the .pt it was imported from";
+      return 1;
+    }
+    model = loadModel(source.getValue(), context, argv[0]);
+    if (!model)
+      return 1;
+  }
+  return failed(model->exportModule(*module, outputFilename)) ? 1 : 0;
+}
