@@ -172,9 +172,20 @@ LogicalResult GenericOp::verify() {
 bool composer::areCompatibleTypes(Type lhs, Type rhs) {
   if (lhs == rhs)
     return true;
+  // TorchScript subtyping: T and None flow into Optional[T].
+  if (auto optional = dyn_cast<OptionalType>(rhs))
+    return isa<TorchNoneType>(lhs) ||
+           areCompatibleTypes(lhs, optional.getElementType());
   auto lhsTensor = dyn_cast<TorchTensorType>(lhs);
   auto rhsTensor = dyn_cast<TorchTensorType>(rhs);
   return lhsTensor && rhsTensor && lhsTensor.meet(rhsTensor);
+}
+
+static bool allCompatible(TypeRange from, TypeRange to) {
+  return from.size() == to.size() &&
+         llvm::all_of(llvm::zip_equal(from, to), [](auto pair) {
+           return areCompatibleTypes(std::get<0>(pair), std::get<1>(pair));
+         });
 }
 
 static LogicalResult verifyYield(Operation *op, Region &region,
@@ -182,11 +193,7 @@ static LogicalResult verifyYield(Operation *op, Region &region,
   auto yield = dyn_cast<YieldOp>(region.front().getTerminator());
   if (!yield)
     return op->emitOpError(what) << " must end with composer.yield";
-  TypeRange yielded = yield.getValues().getTypes();
-  if (yielded.size() != expected.size() ||
-      !llvm::all_of(llvm::zip_equal(yielded, expected), [](auto pair) {
-        return areCompatibleTypes(std::get<0>(pair), std::get<1>(pair));
-      }))
+  if (!allCompatible(yield.getValues().getTypes(), expected))
     return op->emitOpError(what)
            << " yields (" << yield.getValues().getTypes()
            << ") but the op expects (" << expected << ")";
@@ -204,14 +211,15 @@ LogicalResult IfOp::verify() {
 }
 
 LogicalResult LoopOp::verify() {
-  if (getInits().getTypes() != getResultTypes())
+  // Initial values may be subtypes of the carried types, as in TorchScript.
+  if (!allCompatible(getInits().getTypes(), getResultTypes()))
     return emitOpError("carries (")
            << getInits().getTypes() << ") but returns (" << getResultTypes()
            << ")";
   Block &body = getBody().front();
   SmallVector<Type> argTypes{IntType::get(getContext())};
-  llvm::append_range(argTypes, getInits().getTypes());
-  if (TypeRange(body.getArgumentTypes()) != TypeRange(argTypes))
+  llvm::append_range(argTypes, getResultTypes());
+  if (!allCompatible(body.getArgumentTypes(), argTypes))
     return emitOpError("body must take the index (!composer.int) and the "
                        "carried values");
   SmallVector<Type> yieldTypes{BoolType::get(getContext())};

@@ -15,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <torch/csrc/jit/passes/inliner.h>
 
@@ -33,7 +34,7 @@ struct ModuleRef {
 class Importer {
 public:
   Importer(MLIRContext *ctx, const jit::Module &model)
-      : ctx(ctx), model(model), builder(ctx) {
+      : ctx(ctx), model(model), fileLoc(UnknownLoc::get(ctx)), builder(ctx) {
     for (RegisteredOperationName name : ctx->getRegisteredOperations()) {
       auto *schemaOp = name.getInterface<TorchSchemaOp>();
       if (!schemaOp)
@@ -67,6 +68,7 @@ private:
 
   MLIRContext *ctx;
   const jit::Module &model;
+  Location fileLoc;
   OpBuilder builder;
   /// Typed op for each schema key, and whether the key is its in-place one.
   struct TypedOp {
@@ -115,9 +117,12 @@ LogicalResult Importer::declareState(ModuleOp module) {
 }
 
 OwningOpRef<ModuleOp> Importer::run(StringRef sourcePath) {
-  Location fileLoc = FileLineColLoc::get(ctx, sourcePath, 0, 0);
+  fileLoc = FileLineColLoc::get(ctx, sourcePath, 0, 0);
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
-  (*module)->setAttr(kSourceModelAttrName, builder.getStringAttr(sourcePath));
+  SmallString<256> absolutePath(sourcePath);
+  llvm::sys::fs::make_absolute(absolutePath);
+  (*module)->setAttr(kSourceModelAttrName,
+                     builder.getStringAttr(absolutePath.str()));
   if (failed(declareState(*module)))
     return nullptr;
 
@@ -218,8 +223,15 @@ LogicalResult Importer::importBlock(jit::Block *block) {
 
 LogicalResult Importer::importNode(jit::Node *node) {
   Location loc = importLocation(node->sourceRange(), ctx);
+  // Nodes without source (compiler-made constants, say) are reported at the
+  // model file.
+  if (isa<UnknownLoc>(loc))
+    loc = fileLoc;
   jit::NodeKind kind = node->kind();
   if (kind == jit::prim::Constant) {
+    // Inlining leaves the callee constants of prim::CallFunction unused.
+    if (!node->output()->hasUses())
+      return success();
     std::string error;
     c10::optional<c10::IValue> value = jit::toIValue(node->output());
     Attribute attr =
@@ -279,10 +291,15 @@ LogicalResult Importer::importGetAttr(jit::Node *node, Location loc) {
     return success();
   }
   Operation *op;
-  if (value.isTensor() && (type->is_parameter(*slot) || type->is_buffer(*slot)))
-    op = builder.create<GetParamOp>(
-        loc, importType(node->output()->type(), ctx),
-        FlatSymbolRefAttr::get(ctx, path));
+  if (value.isTensor() && (type->is_parameter(*slot) || type->is_buffer(*slot))) {
+    // An Optional[Tensor] slot (a conv bias, say) that holds a tensor reads
+    // as a tensor; export re-reads the slot with its declared type.
+    Type resultType = importType(node->output()->type(), ctx);
+    if (!isa<TorchTensorType>(resultType))
+      resultType = TorchTensorType::get(ctx);
+    op = builder.create<GetParamOp>(loc, resultType,
+                                    FlatSymbolRefAttr::get(ctx, path));
+  }
   else
     op = builder.create<GetAttrOp>(loc, importType(node->output()->type(), ctx),
                                    path);

@@ -70,8 +70,9 @@ LogicalResult LoadedModel::exportModule(ModuleOp mlirModule,
   auto removeTemp = llvm::make_scope_exit(
       [&]() { llvm::sys::fs::remove(tempPath); });
   try {
-    // Edit a clone: the loaded module stays as it was for further exports.
-    torch::jit::Module clone = module.clone();
+    // Edit a clone with its own class types but the same tensors (a deep
+    // copy would untie shared weights): the loaded module keeps its forward.
+    torch::jit::Module clone = module.clone(/*inplace=*/true);
     if (failed(exportTorchScriptModule(mlirModule, clone)))
       return failure();
     clone.save(std::string(tempPath));

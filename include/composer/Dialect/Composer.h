@@ -35,7 +35,8 @@ namespace composer {
 bool isValidDtype(mlir::Type type);
 
 /// Whether a value of type `lhs` may flow where `rhs` is expected: equal
-/// types, or tensor types that do not contradict each other.
+/// types, tensor types that do not contradict each other, or T and None into
+/// Optional[T].
 bool areCompatibleTypes(mlir::Type lhs, mlir::Type rhs);
 
 } // namespace composer

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The main job on its built-in default: export torchvision's ResNet-50 with
+# Debian's PyTorch, run composer-opt on it, show what it did and check that
+# the written model behaves exactly like the original.
+# Usage: scripts/demo.sh [WORKDIR]   (default: build/demo)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}"
+
+work="${1:-build/demo}"
+mkdir -p "$work"
+opt=build/bin/composer-opt
+e2e=test/e2e_lib
+
+echo "== Exporting torchvision resnet50 (torch.jit.script) to $work/resnet50.pt"
+/usr/bin/python3 $e2e/models.py resnet50 script "$work/resnet50.pt"
+
+echo "== composer-opt $work/resnet50.pt --input-spec=2x3x64x64xf32 -o $work/resnet50.opt.pt"
+$opt "$work/resnet50.pt" --input-spec=2x3x64x64xf32 --mlir-timing \
+  -o "$work/resnet50.opt.pt"
+$opt "$work/resnet50.pt" --input-spec=2x3x64x64xf32 -o "$work/resnet50.mlir" 2>/dev/null
+echo "== The model as composer IR ($work/resnet50.mlir):"
+echo "   parameters: $(grep -c 'composer.parameter' "$work/resnet50.mlir")," \
+     "buffers: $(grep -c 'composer.buffer' "$work/resnet50.mlir")"
+echo "   typed ops:"
+grep -oE '= composer\.[a-z_0-9]+' "$work/resnet50.mlir" | sed 's/= //' |
+  grep -vE 'composer\.(op|constant|get_param|get_attr)$' | sort | uniq -c |
+  sort -rn | sed 's/^/     /'
+echo "   generic TorchScript nodes: $(grep -c 'composer.op "' "$work/resnet50.mlir")"
+echo "   forward: $(grep -m1 -o 'func.func @forward.*{' "$work/resnet50.mlir")"
+
+echo "== Checking $work/resnet50.opt.pt against the original in a fresh process"
+/usr/bin/python3 $e2e/compare.py "$work/resnet50.pt" "$work/resnet50.opt.pt" \
+  "$work/resnet50.pt.input.pt"

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test: lit (dialect,
+# passes, importer, end-to-end on real models), gtest, and the C++ API
+# example built against the installed package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}"
+cd build
+ctest --output-on-failure -j"${JOBS:-2}"

@@ -1,0 +1,146 @@
+"""Models the end-to-end tests export at test time, with an example input.
+
+Run as: models.py NAME {script,trace} OUT.pt
+Writes OUT.pt (torch.jit.save) and OUT.pt.input.pt (the example input).
+"""
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class UNet(nn.Module):
+    """A small two-level UNet: conv blocks, max-pool down, transposed-conv up,
+    skip connections by concatenation."""
+
+    def __init__(self, channels=3, classes=2, width=8):
+        super().__init__()
+
+        def block(cin, cout):
+            return nn.Sequential(
+                nn.Conv2d(cin, cout, 3, padding=1, bias=False),
+                nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
+                nn.Conv2d(cout, cout, 3, padding=1, bias=False),
+                nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+        self.down1 = block(channels, width)
+        self.down2 = block(width, 2 * width)
+        self.bottom = block(2 * width, 4 * width)
+        self.up2 = nn.ConvTranspose2d(4 * width, 2 * width, 2, stride=2)
+        self.dec2 = block(4 * width, 2 * width)
+        self.up1 = nn.ConvTranspose2d(2 * width, width, 2, stride=2)
+        self.dec1 = block(2 * width, width)
+        self.head = nn.Conv2d(width, classes, 1)
+
+    def forward(self, x):
+        d1 = self.down1(x)
+        d2 = self.down2(F.max_pool2d(d1, 2))
+        b = self.bottom(F.max_pool2d(d2, 2))
+        u2 = self.dec2(torch.cat([self.up2(b), d2], dim=1))
+        u1 = self.dec1(torch.cat([self.up1(u2), d1], dim=1))
+        return self.head(u1)
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, dim, heads, context, dropout):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.attn_drop = nn.Dropout(dropout)
+        self.resid_drop = nn.Dropout(dropout)
+        mask = torch.tril(torch.ones(context, context, dtype=torch.bool))
+        self.register_buffer("mask", mask.view(1, 1, context, context))
+
+    def forward(self, x):
+        b, t, c = x.size()
+        q, k, v = self.qkv(x).split(c, dim=2)
+        q = q.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        k = k.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        v = v.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        att = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / (k.size(-1) ** 0.5))
+        att = att.masked_fill(~self.mask[:, :, :t, :t], float("-inf"))
+        att = self.attn_drop(F.softmax(att, dim=-1))
+        y = torch.matmul(att, v).transpose(1, 2).contiguous().view(b, t, c)
+        return self.resid_drop(self.proj(y))
+
+
+class DecoderBlock(nn.Module):
+    def __init__(self, dim, heads, context, dropout):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(dim)
+        self.attn = CausalSelfAttention(dim, heads, context, dropout)
+        self.ln2 = nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(),
+                                 nn.Linear(4 * dim, dim), nn.Dropout(dropout))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.mlp(self.ln2(x))
+
+
+class GPT(nn.Module):
+    """A small GPT-2-style decoder: token and learned position embeddings,
+    pre-LayerNorm blocks with causal attention and a GELU MLP, dropout, and an
+    output head tied to the token embedding."""
+
+    def __init__(self, vocab=101, dim=32, heads=4, layers=2, context=16,
+                 dropout=0.1):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, dim)
+        self.pos = nn.Embedding(context, dim)
+        self.drop = nn.Dropout(dropout)
+        self.blocks = nn.Sequential(
+            *[DecoderBlock(dim, heads, context, dropout) for _ in range(layers)])
+        self.ln_f = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+        self.head.weight = self.tok.weight
+
+    def forward(self, idx):
+        t = idx.size(1)
+        pos = torch.arange(0, t, dtype=torch.long, device=idx.device)
+        x = self.drop(self.tok(idx) + self.pos(pos).unsqueeze(0))
+        return self.head(self.ln_f(self.blocks(x)))
+
+
+def build(name):
+    """The model and an example input."""
+    import torchvision.models as tvm
+    image = lambda size=64: torch.randn(2, 3, size, size)
+    if name == "unet":
+        return UNet(), image(32)
+    if name == "gpt2":
+        return GPT(), torch.randint(0, 101, (2, 16))
+    if name == "vit_b_16":
+        return tvm.vit_b_16(weights=None), torch.randn(1, 3, 224, 224)
+    if name == "deeplabv3_mobilenet_v3_large":
+        return tvm.segmentation.deeplabv3_mobilenet_v3_large(
+            weights=None, weights_backbone=None, aux_loss=False), image()
+    return getattr(tvm, name)(weights=None), image()
+
+
+def main():
+    name, mode, out = sys.argv[1:4]
+    torch.manual_seed(0)
+    model, example = build(name)
+    model.eval()
+    # Non-trivial BatchNorm statistics, so eval-mode checks mean something.
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, nn.modules.batchnorm._BatchNorm):
+                module.running_mean.uniform_(-0.1, 0.1)
+                module.running_var.uniform_(0.5, 1.5)
+    if mode == "script":
+        exported = torch.jit.script(model)
+    elif mode == "trace":
+        exported = torch.jit.trace(model, example, check_trace=False,
+                                   strict=False)
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+    exported.save(out)
+    torch.save(example, out + ".input.pt")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,27 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "composer"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "e2e_lib"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.composer_obj_root, "test")
+
+# Debian's Python with torch; OpenBLAS and two threads, as on the CI machine.
+config.substitutions.append(("%python", config.python_with_torch))
+config.substitutions.append(("%e2e", os.path.join(config.test_source_root, "e2e_lib")))
+config.substitutions.append(("%composer_build", config.composer_obj_root))
+config.substitutions.append(("%composer_src", config.composer_src_root))
+config.substitutions.append(("%cmake", config.cmake_command))
+config.environment["OMP_NUM_THREADS"] = os.environ.get("OMP_NUM_THREADS", "2")
+config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
+
+llvm_config.with_system_environment(["HOME", "TMPDIR"])
+llvm_config.use_default_substitutions()
+tool_dirs = [config.composer_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["composer-opt"], tool_dirs)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
