@@ -126,6 +126,29 @@ Shape inferConv(Value input, Value weight, ArrayRef<int64_t> stride,
                        /*ceilMode=*/false, w.sizes[0]);
 }
 
+/// out = (in - 1) * stride - 2 * pad + dilation * (k - 1) + output_pad + 1,
+/// channels = weight[1] * groups.
+Shape inferTransposedConv(ConvolutionOp op) {
+  Shape in = Shape::of(op.getInput()), w = Shape::of(op.getWeight());
+  size_t spatial = op.getStride().size();
+  if (!in.ranked || !w.ranked || in.sizes.size() < spatial + 1 ||
+      w.sizes.size() != spatial + 2)
+    return unknownWithDtype(in.dtype);
+  size_t first = in.sizes.size() - spatial;
+  in.sizes[first - 1] =
+      w.sizes[1] == kUnknown ? kUnknown : w.sizes[1] * op.getGroups();
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t size = in.sizes[first + i], kernel = w.sizes[2 + i];
+    in.sizes[first + i] =
+        size == kUnknown || kernel == kUnknown
+            ? kUnknown
+            : (size - 1) * op.getStride()[i] - 2 * op.getPadding()[i] +
+                  op.getDilation()[i] * (kernel - 1) +
+                  op.getOutputPadding()[i] + 1;
+  }
+  return in;
+}
+
 Shape broadcast(Value lhs, Value rhs) {
   Shape a = Shape::of(lhs), b = Shape::of(rhs);
   Type dtype = a.dtype == b.dtype ? a.dtype : Type();
@@ -187,6 +210,8 @@ Shape inferReshape(Value input, Value sizeList) {
   out.dtype = in.dtype;
   int64_t known = 1, inferred = -1;
   for (auto [i, size] : llvm::enumerate(*sizes)) {
+    if (size < -1)
+      return unknownWithDtype(in.dtype);
     if (size == -1)
       inferred = i;
     else
@@ -204,8 +229,10 @@ Shape inferFlatten(Value input, int64_t start, int64_t end) {
   if (!in.ranked)
     return in;
   int64_t rank = in.sizes.size();
-  if (rank == 0)
+  if (rank == 0) { // torch.flatten of a scalar is a 1-element vector.
+    in.sizes = {1};
     return in;
+  }
   start = start < 0 ? start + rank : start;
   end = end < 0 ? end + rank : end;
   if (start < 0 || end >= rank || start > end)
@@ -258,6 +285,41 @@ Shape inferMatmul(Value lhs, Value rhs) {
   return out;
 }
 
+/// Concatenation of a `prim::ListConstruct` of tensors along `dim`.
+Shape inferCat(CatOp op) {
+  auto list = op.getTensors().getDefiningOp<GenericOp>();
+  if (!list || list.getKind() != "prim::ListConstruct" ||
+      list.getOperands().empty())
+    return Shape();
+  Shape out = Shape::of(list.getOperands().front());
+  if (!out.ranked || out.sizes.empty())
+    return unknownWithDtype(out.dtype);
+  int64_t rank = out.sizes.size();
+  int64_t dim = op.getDim() < 0 ? op.getDim() + rank : op.getDim();
+  if (dim < 0 || dim >= rank)
+    return unknownWithDtype(out.dtype);
+  for (Value tensor : list.getOperands().drop_front()) {
+    Shape in = Shape::of(tensor);
+    if (in.dtype != out.dtype)
+      out.dtype = Type();
+    if (!in.ranked || int64_t(in.sizes.size()) != rank) {
+      out.ranked = false;
+      continue;
+    }
+    for (int64_t i = 0; i < rank; ++i) {
+      if (i == dim)
+        out.sizes[i] = out.sizes[i] == kUnknown || in.sizes[i] == kUnknown
+                           ? kUnknown
+                           : out.sizes[i] + in.sizes[i];
+      else if (out.sizes[i] == kUnknown)
+        out.sizes[i] = in.sizes[i];
+    }
+  }
+  if (!out.ranked)
+    return unknownWithDtype(out.dtype);
+  return out;
+}
+
 Shape inferAdaptivePool(Value input, ArrayRef<int64_t> outputSize) {
   Shape in = Shape::of(input);
   if (!in.ranked || in.sizes.size() < outputSize.size())
@@ -295,7 +357,7 @@ std::optional<Shape> inferResult(Operation *op) {
       })
       .Case<ConvolutionOp>([](ConvolutionOp op) -> std::optional<Shape> {
         if (op.getTransposed())
-          return std::nullopt;
+          return inferTransposedConv(op);
         return inferConv(op.getInput(), op.getWeight(), op.getStride(),
                          op.getPadding(), op.getDilation());
       })
@@ -314,6 +376,7 @@ std::optional<Shape> inferResult(Operation *op) {
       .Case<LinearOp>([](LinearOp op) {
         return inferLinear(op.getInput(), op.getWeight());
       })
+      .Case<CatOp>([](CatOp op) { return inferCat(op); })
       .Case<MatmulOp>([](MatmulOp op) {
         return inferMatmul(op.getSelf(), op.getOther());
       })
@@ -349,22 +412,38 @@ LogicalResult RefineTypesPass::refineArguments(func::FuncOp forward) {
     return forward.emitError("input-specs gives ")
            << inputSpecs.size() << " spec(s) but @forward takes "
            << tensorArgs.size() << " tensor argument(s)";
+  // Check every spec before changing any argument.
+  SmallVector<TorchTensorType> refinedTypes;
   for (auto [spec, arg] : llvm::zip_equal(inputSpecs, tensorArgs)) {
     std::string text = "!composer.tensor<" + spec + ">";
+    std::string parseError;
+    TorchTensorType specType;
     size_t consumed = 0;
-    auto specType = dyn_cast_or_null<TorchTensorType>(
-        parseType(text, ctx, &consumed, /*isKnownNullTerminated=*/false));
-    if (!specType || consumed != text.size())
+    {
+      // The parser's message refers to the synthesized text; fold it into
+      // this pass's error instead.
+      ScopedDiagnosticHandler capture(ctx, [&](Diagnostic &diag) {
+        parseError = diag.str();
+        return success();
+      });
+      specType = dyn_cast_or_null<TorchTensorType>(
+          parseType(text, ctx, &consumed, /*isKnownNullTerminated=*/false));
+    }
+    if (!specType || consumed != text.size() || !specType.getHasRank())
       return forward.emitError("invalid input spec '")
              << spec << "': expected dimensions and a dtype such as "
-             << "1x3x224x224xf32";
-    TorchTensorType refined = specType.meet(cast<TorchTensorType>(arg.getType()));
+             << "1x3x224x224xf32"
+             << (parseError.empty() ? "" : " (" + parseError + ")");
+    TorchTensorType refined =
+        specType.meet(cast<TorchTensorType>(arg.getType()));
     if (!refined)
       return forward.emitError("input spec '")
              << spec << "' contradicts argument #" << arg.getArgNumber()
              << " of type " << arg.getType();
-    arg.setType(refined);
+    refinedTypes.push_back(refined);
   }
+  for (auto [arg, type] : llvm::zip_equal(tensorArgs, refinedTypes))
+    arg.setType(type);
   return success();
 }
 
@@ -425,7 +504,7 @@ void RefineTypesPass::runOnOperation() {
   // The signature follows the refined arguments and returned values.
   auto ret = cast<func::ReturnOp>(forward.getBody().back().getTerminator());
   forward.setFunctionType(FunctionType::get(
-      ctx, forward.getArgumentTypes(), ret.getOperandTypes()));
+      ctx, forward.front().getArgumentTypes(), ret.getOperandTypes()));
   report.emit("tensor results fully refined");
 }
 

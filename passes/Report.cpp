@@ -25,7 +25,10 @@ unsigned SiteReport::getNumSkipped() const {
 }
 
 void SiteReport::emit(StringRef matchedWhat) const {
-  InFlightDiagnostic diag = matched ? anchor->emitRemark() : anchor->emitWarning();
+  // Emitted at the anchor's location rather than on the op, so that tools
+  // printing the op on diagnostics do not dump the whole module.
+  Location loc = anchor->getLoc();
+  InFlightDiagnostic diag = matched ? emitRemark(loc) : emitWarning(loc);
   diag << passName << ": " << matched << " " << matchedWhat << ", "
        << getNumSkipped() << " skipped";
   for (const Skips &skips : skipped)

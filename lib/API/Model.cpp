@@ -84,6 +84,7 @@ llvm::Expected<Model> Model::load(llvm::StringRef path) {
   registerOnce();
   auto impl = std::make_unique<Impl>();
   MLIRContext &ctx = impl->context;
+  ctx.printOpOnDiagnostic(false);
   ctx.loadDialect<ComposerDialect, func::FuncDialect>();
   if (isTorchScriptPath(path)) {
     impl->torchModel = loadTorchScriptModel(path, &ctx);
@@ -99,13 +100,22 @@ llvm::Expected<Model> Model::load(llvm::StringRef path) {
 }
 
 llvm::Error Model::runPipeline(llvm::StringRef pipeline) {
-  PassManager pm(&impl->context);
   std::string parseErrors;
   llvm::raw_string_ostream errorStream(parseErrors);
-  if (failed(parsePassPipeline(pipeline, pm, errorStream)))
+  // The pipeline names its anchor ("builtin.module(...)"), as mlir-opt's
+  // --pass-pipeline does.
+  FailureOr<OpPassManager> parsed = parsePassPipeline(pipeline, errorStream);
+  if (failed(parsed))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "invalid pass pipeline '" + pipeline.str() +
                                        "': " + parseErrors);
+  if (parsed->getOpAnchorName() != ModuleOp::getOperationName() &&
+      parsed->getOpAnchorName() != OpPassManager::getAnyOpAnchorName())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "pass pipeline '" + pipeline.str() + "' must be anchored on builtin.module");
+  PassManager pm(&impl->context, parsed->getOpAnchorName());
+  static_cast<OpPassManager &>(pm) = std::move(*parsed);
   if (failed(pm.run(*impl->module)))
     return impl->diagnostics.takeError("pass pipeline failed");
   return llvm::Error::success();

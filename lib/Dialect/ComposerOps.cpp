@@ -82,17 +82,6 @@ ParseResult ConstantOp::parse(OpAsmParser &parser, OperationState &result) {
   if (parser.parseRParen() || parser.parseOptionalAttrDict(result.attributes) ||
       parser.parseColonType(type))
     return failure();
-  // Scalars are printed without their builtin type; give them the canonical
-  // one back so that printing round-trips.
-  Builder builder(parser.getContext());
-  if (auto intAttr = dyn_cast<IntegerAttr>(value)) {
-    if (isa<BoolType>(type))
-      value = builder.getBoolAttr(intAttr.getValue().getBoolValue());
-    else if (isa<TorchFloatType>(type))
-      value = builder.getF64FloatAttr(intAttr.getValue().getSExtValue());
-    else if (!intAttr.getType().isInteger(1))
-      value = builder.getI64IntegerAttr(intAttr.getValue().getSExtValue());
-  }
   result.addAttribute("value", value);
   result.addTypes(type);
   return success();
@@ -103,7 +92,8 @@ void ConstantOp::print(OpAsmPrinter &p) {
   Attribute value = getValue();
   if (isa<UnitAttr>(value))
     p << "none";
-  else if (isa<IntegerAttr, FloatAttr>(value))
+  else if (isa<IntegerAttr>(value) ||
+           (isa<FloatAttr>(value) && cast<FloatAttr>(value).getValue().isFinite()))
     p.printAttributeWithoutType(value);
   else
     p.printAttribute(value);
@@ -119,16 +109,23 @@ LogicalResult ConstantOp::verify() {
     return emitOpError("value ") << value << " is not a constant of type "
                                  << type;
   };
+  // TorchScript's int and float are 64-bit.
+  auto isInt = [](Attribute attr) {
+    auto intAttr = dyn_cast<IntegerAttr>(attr);
+    return intAttr && intAttr.getType().isSignlessInteger(64);
+  };
+  auto isFloat = [](Attribute attr) {
+    auto floatAttr = dyn_cast<FloatAttr>(attr);
+    return floatAttr && floatAttr.getType().isF64();
+  };
   if (isa<IntType>(type))
-    return isa<IntegerAttr>(value) && !cast<IntegerAttr>(value).getType().isInteger(1)
-               ? success()
-               : mismatch();
+    return isInt(value) ? success() : mismatch();
   if (isa<BoolType>(type))
     return isa<BoolAttr>(value) ? success() : mismatch();
   if (isa<TorchFloatType>(type))
-    return isa<FloatAttr>(value) ? success() : mismatch();
+    return isFloat(value) ? success() : mismatch();
   if (isa<NumberType>(type))
-    return isa<IntegerAttr, FloatAttr>(value) ? success() : mismatch();
+    return isInt(value) || isFloat(value) ? success() : mismatch();
   if (isa<StrType, DeviceType>(type))
     return isa<StringAttr>(value) ? success() : mismatch();
   if (isa<TorchNoneType>(type))
@@ -140,6 +137,9 @@ LogicalResult ConstantOp::verify() {
     if (!elements)
       return mismatch();
     auto shaped = elements.getType();
+    if (!isValidDtype(shaped.getElementType()))
+      return emitOpError("tensor value has element type ")
+             << shaped.getElementType() << ", which is not a tensor dtype";
     auto expected = TorchTensorType::get(getContext(), true, shaped.getShape(),
                                     shaped.getElementType());
     if (!expected.meet(tensorType))
@@ -176,6 +176,17 @@ bool composer::areCompatibleTypes(Type lhs, Type rhs) {
   if (auto optional = dyn_cast<OptionalType>(rhs))
     return isa<TorchNoneType>(lhs) ||
            areCompatibleTypes(lhs, optional.getElementType());
+  auto lhsTuple = dyn_cast<TorchTupleType>(lhs);
+  auto rhsTuple = dyn_cast<TorchTupleType>(rhs);
+  if (lhsTuple && rhsTuple)
+    return lhsTuple.getElementTypes().size() ==
+               rhsTuple.getElementTypes().size() &&
+           llvm::all_of(llvm::zip_equal(lhsTuple.getElementTypes(),
+                                        rhsTuple.getElementTypes()),
+                        [](auto pair) {
+                          return areCompatibleTypes(std::get<0>(pair),
+                                                    std::get<1>(pair));
+                        });
   auto lhsTensor = dyn_cast<TorchTensorType>(lhs);
   auto rhsTensor = dyn_cast<TorchTensorType>(rhs);
   return lhsTensor && rhsTensor && lhsTensor.meet(rhsTensor);
@@ -190,6 +201,8 @@ static bool allCompatible(TypeRange from, TypeRange to) {
 
 static LogicalResult verifyYield(Operation *op, Region &region,
                                  TypeRange expected, StringRef what) {
+  if (region.front().empty())
+    return op->emitOpError(what) << " must end with composer.yield";
   auto yield = dyn_cast<YieldOp>(region.front().getTerminator());
   if (!yield)
     return op->emitOpError(what) << " must end with composer.yield";
@@ -245,17 +258,22 @@ static LogicalResult verifyWindow(Operation *op, StringRef name,
 }
 
 static LogicalResult verifyConvWeight(Operation *op, Value weight,
-                                      int64_t groups, size_t spatialRank) {
+                                      int64_t groups, size_t spatialRank,
+                                      bool transposed) {
   if (groups < 1)
     return op->emitOpError("groups must be >= 1, got ") << groups;
   auto type = cast<TorchTensorType>(weight.getType());
-  if (type.getHasRank() && type.getRank() != int64_t(spatialRank) + 2)
+  if (!type.getHasRank())
+    return success();
+  if (type.getRank() != int64_t(spatialRank) + 2)
     return op->emitOpError("weight must have rank ")
            << spatialRank + 2 << ", got " << type;
-  if (type.getHasRank() && type.getSizes()[0] != TorchTensorType::kUnknownSize &&
-      type.getSizes()[0] % groups != 0)
-    return op->emitOpError("out_channels ")
-           << type.getSizes()[0] << " is not divisible by groups " << groups;
+  // Dimension 0 is out_channels, or in_channels for a transposed conv; either
+  // way it splits into `groups`.
+  int64_t channels = type.getSizes()[0];
+  if (channels != TorchTensorType::kUnknownSize && channels % groups != 0)
+    return op->emitOpError(transposed ? "in_channels " : "out_channels ")
+           << channels << " is not divisible by groups " << groups;
   return success();
 }
 
@@ -264,7 +282,8 @@ LogicalResult Conv2dOp::verify() {
       failed(verifyWindow(*this, "padding", getPadding(), 2, 0)) ||
       failed(verifyWindow(*this, "dilation", getDilation(), 2, 1)))
     return failure();
-  return verifyConvWeight(*this, getWeight(), getGroups(), 2);
+  return verifyConvWeight(*this, getWeight(), getGroups(), 2,
+                          /*transposed=*/false);
 }
 
 LogicalResult ConvolutionOp::verify() {
@@ -273,11 +292,39 @@ LogicalResult ConvolutionOp::verify() {
     return emitOpError("expected 1 to 3 spatial dimensions, got ") << rank;
   if (failed(verifyWindow(*this, "stride", getStride(), rank, 1)) ||
       failed(verifyWindow(*this, "padding", getPadding(), rank, 0)) ||
-      failed(verifyWindow(*this, "dilation", getDilation(), rank, 1)))
+      failed(verifyWindow(*this, "dilation", getDilation(), rank, 1)) ||
+      failed(verifyWindow(*this, "output_padding", getOutputPadding(), rank, 0)))
     return failure();
-  if (getTransposed())
-    return success();
-  return verifyConvWeight(*this, getWeight(), getGroups(), rank);
+  return verifyConvWeight(*this, getWeight(), getGroups(), rank,
+                          getTransposed());
+}
+
+static LogicalResult verifyPool(Operation *op, ArrayRef<int64_t> kernel,
+                                ArrayRef<int64_t> stride,
+                                ArrayRef<int64_t> padding) {
+  if (failed(verifyWindow(op, "kernel_size", kernel, 2, 1)) ||
+      (!stride.empty() && failed(verifyWindow(op, "stride", stride, 2, 1))) ||
+      failed(verifyWindow(op, "padding", padding, 2, 0)))
+    return failure();
+  for (auto [pad, size] : llvm::zip_equal(padding, kernel))
+    if (pad > size / 2)
+      return op->emitOpError("padding ")
+             << pad << " exceeds half the kernel size " << size;
+  return success();
+}
+
+LogicalResult MaxPool2dOp::verify() {
+  if (failed(verifyPool(*this, getKernelSize(), getStride(), getPadding())))
+    return failure();
+  return verifyWindow(*this, "dilation", getDilation(), 2, 1);
+}
+
+LogicalResult AvgPool2dOp::verify() {
+  return verifyPool(*this, getKernelSize(), getStride(), getPadding());
+}
+
+LogicalResult AdaptiveAvgPool2dOp::verify() {
+  return verifyWindow(*this, "output_size", getOutputSize(), 2, 1);
 }
 
 // Ops with an in-place variant write their first operand when `inplace`;

@@ -32,14 +32,16 @@ bool composer::isValidDtype(Type type) {
   return false;
 }
 
-// Syntax: `!composer.tensor` | `<*x DTYPE>` | `<(DIM x)* DTYPE>` where DTYPE
-// is a type or `?` and DIM an integer or `?`.
+// Syntax: `!composer.tensor` (nothing known) | `<*x DTYPE>` |
+// `<(DIM x)* DTYPE>`, where DIM is an integer or `?` and DTYPE a type or `unk`
+// (unknown, as in torch-mlir; `?` would be ambiguous with a dimension).
 Type TorchTensorType::parse(AsmParser &parser) {
   MLIRContext *ctx = parser.getContext();
   if (failed(parser.parseOptionalLess()))
     return TorchTensorType::get(ctx);
   bool hasRank = true;
   SmallVector<int64_t> sizes;
+  SMLoc sizesLoc = parser.getCurrentLocation();
   if (succeeded(parser.parseOptionalStar())) {
     hasRank = false;
     if (parser.parseXInDimensionList())
@@ -49,24 +51,23 @@ Type TorchTensorType::parse(AsmParser &parser) {
     return {};
   }
   Type dtype;
-  if (failed(parser.parseOptionalQuestion())) {
+  if (failed(parser.parseOptionalKeyword("unk"))) {
     SMLoc loc = parser.getCurrentLocation();
     if (parser.parseType(dtype))
       return {};
     if (!isValidDtype(dtype)) {
       parser.emitError(loc, "expected a tensor dtype (f16, bf16, f32, f64, "
-                            "i1, i8, i16, i32, i64, ui8) or '?', got ")
+                            "i1, i8, i16, i32, i64, ui8) or 'unk', got ")
           << dtype;
       return {};
     }
   }
   if (parser.parseGreater())
     return {};
-  for (int64_t size : sizes)
-    if (size < 0 && size != kUnknownSize) {
-      parser.emitError(parser.getNameLoc(), "negative dimension size");
-      return {};
-    }
+  if (llvm::any_of(sizes, [](int64_t size) { return size < 0 && size != kUnknownSize; })) {
+    parser.emitError(sizesLoc, "negative dimension size");
+    return {};
+  }
   return TorchTensorType::get(ctx, hasRank, sizes, dtype);
 }
 
@@ -88,7 +89,7 @@ void TorchTensorType::print(AsmPrinter &printer) const {
   if (getDtype())
     printer << getDtype();
   else
-    printer << '?';
+    printer << "unk";
   printer << '>';
 }
 

@@ -102,6 +102,8 @@ int main(int argc, char **argv) {
   }
 
   MLIRContext context(registry);
+  // An error in a 10k-op import should not print the op with its regions.
+  context.printOpOnDiagnostic(false);
   ToolDiagnostics diagnostics(context);
 
   // Read the input: MLIR text as is, TorchScript through the importer.

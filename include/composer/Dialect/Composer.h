@@ -35,8 +35,8 @@ namespace composer {
 bool isValidDtype(mlir::Type type);
 
 /// Whether a value of type `lhs` may flow where `rhs` is expected: equal
-/// types, tensor types that do not contradict each other, or T and None into
-/// Optional[T].
+/// types, tensor types that do not contradict each other, T and None into
+/// Optional[T], and tuples of such element-wise (TorchScript's subtyping).
 bool areCompatibleTypes(mlir::Type lhs, mlir::Type rhs);
 
 } // namespace composer

@@ -234,6 +234,7 @@ def Composer_MaxPool2dOp : Composer_PureTorchOp<"max_pool2d", "aten::max_pool2d"
   let arguments = (ins Composer_AnyTensor:$self, DenseI64ArrayAttr:$kernel_size,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilation, BoolAttr:$ceil_mode);
+  let hasVerifier = 1;
 }
 
 def Composer_AvgPool2dOp : Composer_PureTorchOp<"avg_pool2d", "aten::avg_pool2d"> {
@@ -242,12 +243,14 @@ def Composer_AvgPool2dOp : Composer_PureTorchOp<"avg_pool2d", "aten::avg_pool2d"
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        BoolAttr:$ceil_mode, BoolAttr:$count_include_pad,
                        OptionalAttr<I64Attr>:$divisor_override);
+  let hasVerifier = 1;
 }
 
 def Composer_AdaptiveAvgPool2dOp
     : Composer_PureTorchOp<"adaptive_avg_pool2d", "aten::adaptive_avg_pool2d"> {
   let summary = "2-D adaptive average pooling (aten::adaptive_avg_pool2d)";
   let arguments = (ins Composer_AnyTensor:$self, DenseI64ArrayAttr:$output_size);
+  let hasVerifier = 1;
 }
 
 def Composer_LinearOp : Composer_PureTorchOp<"linear", "aten::linear"> {

@@ -15,7 +15,7 @@ def Composer_TensorType : Composer_Type<"TorchTensor", "tensor"> {
   let description = [{
     `!composer.tensor` knows nothing; `!composer.tensor<*xf32>` knows the dtype;
     `!composer.tensor<?x3x224x224xf32>` knows the rank and some dimensions;
-    `!composer.tensor<2x3x?>` knows the shape but not the dtype.
+    `!composer.tensor<2x3xunk>` knows the shape but not the dtype.
   }];
   let parameters = (ins "bool":$hasRank,
                         ArrayRefParameter<"int64_t">:$sizes,
