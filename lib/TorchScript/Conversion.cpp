@@ -371,10 +371,15 @@ std::optional<c10::IValue> composer::exportConstant(Attribute value,
   }
 }
 
-Location composer::importLocation(const torch::jit::SourceRange &range,
+Location composer::importLocation(const torch::jit::SourceRange &serialized,
                                   MLIRContext *ctx) {
-  if (!range.source())
+  if (!serialized.source())
     return UnknownLoc::get(ctx);
+  // A loaded model's ranges point into its serialized code; the debug info
+  // saved with it maps them back to the user's Python source.
+  torch::jit::SourceRange range = serialized;
+  if (auto original = serialized.findSourceRangeThatGenerated())
+    range = *original;
   auto fileLineCol = range.file_line_col();
   if (!fileLineCol)
     return UnknownLoc::get(ctx);
