@@ -69,8 +69,8 @@ struct Shape {
     return shape;
   }
   TorchTensorType toType(MLIRContext *ctx) const {
-    return TorchTensorType::get(ctx, ranked, ranked ? sizes : ArrayRef<int64_t>{},
-                           dtype);
+    return TorchTensorType::get(ctx, ranked,
+                                ranked ? sizes : ArrayRef<int64_t>{}, dtype);
   }
 };
 
@@ -108,9 +108,10 @@ Shape inferWindowed(Value input, ArrayRef<int64_t> kernel,
     shape.sizes[first - 1] =
         channels == kUnknown ? shape.sizes[first - 1] : channels;
   for (size_t i = 0; i < spatial; ++i)
-    shape.sizes[first + i] = windowOutput(
-        shape.sizes[first + i], kernel[i], stride.empty() ? kernel[i] : stride[i],
-        padding[i], dilation.empty() ? 1 : dilation[i], ceilMode);
+    shape.sizes[first + i] =
+        windowOutput(shape.sizes[first + i], kernel[i],
+                     stride.empty() ? kernel[i] : stride[i], padding[i],
+                     dilation.empty() ? 1 : dilation[i], ceilMode);
   return shape;
 }
 
@@ -139,12 +140,12 @@ Shape inferTransposedConv(ConvolutionOp op) {
       w.sizes[1] == kUnknown ? kUnknown : w.sizes[1] * op.getGroups();
   for (size_t i = 0; i < spatial; ++i) {
     int64_t size = in.sizes[first + i], kernel = w.sizes[2 + i];
-    in.sizes[first + i] =
-        size == kUnknown || kernel == kUnknown
-            ? kUnknown
-            : (size - 1) * op.getStride()[i] - 2 * op.getPadding()[i] +
-                  op.getDilation()[i] * (kernel - 1) +
-                  op.getOutputPadding()[i] + 1;
+    in.sizes[first + i] = size == kUnknown || kernel == kUnknown
+                              ? kUnknown
+                              : (size - 1) * op.getStride()[i] -
+                                    2 * op.getPadding()[i] +
+                                    op.getDilation()[i] * (kernel - 1) +
+                                    op.getOutputPadding()[i] + 1;
   }
   return in;
 }
@@ -159,8 +160,10 @@ Shape broadcast(Value lhs, Value rhs) {
   out.dtype = dtype;
   size_t rank = std::max(a.sizes.size(), b.sizes.size());
   for (size_t i = 0; i < rank; ++i) {
-    int64_t x = i < rank - a.sizes.size() ? 1 : a.sizes[i - (rank - a.sizes.size())];
-    int64_t y = i < rank - b.sizes.size() ? 1 : b.sizes[i - (rank - b.sizes.size())];
+    int64_t x =
+        i < rank - a.sizes.size() ? 1 : a.sizes[i - (rank - a.sizes.size())];
+    int64_t y =
+        i < rank - b.sizes.size() ? 1 : b.sizes[i - (rank - b.sizes.size())];
     if (x == 1)
       out.sizes.push_back(y);
     else if (y == 1 || x == y)
@@ -340,7 +343,8 @@ std::optional<Shape> inferResult(Operation *op) {
       .Case<SoftmaxOp>([](SoftmaxOp op) {
         Shape shape = Shape::of(op.getSelf());
         if (op.getDtype())
-          shape.dtype = dtypeFromScalarTypeCode(op.getContext(), *op.getDtype());
+          shape.dtype =
+              dtypeFromScalarTypeCode(op.getContext(), *op.getDtype());
         return shape;
       })
       .Case<ToDtypeOp>([](ToDtypeOp op) {
@@ -348,9 +352,8 @@ std::optional<Shape> inferResult(Operation *op) {
         shape.dtype = dtypeFromScalarTypeCode(op.getContext(), op.getDtype());
         return shape;
       })
-      .Case<AddOp, MulOp>([](auto op) {
-        return broadcast(op.getSelf(), op.getOther());
-      })
+      .Case<AddOp, MulOp>(
+          [](auto op) { return broadcast(op.getSelf(), op.getOther()); })
       .Case<Conv2dOp>([](Conv2dOp op) {
         return inferConv(op.getInput(), op.getWeight(), op.getStride(),
                          op.getPadding(), op.getDilation());
@@ -377,15 +380,13 @@ std::optional<Shape> inferResult(Operation *op) {
         return inferLinear(op.getInput(), op.getWeight());
       })
       .Case<CatOp>([](CatOp op) { return inferCat(op); })
-      .Case<MatmulOp>([](MatmulOp op) {
-        return inferMatmul(op.getSelf(), op.getOther());
-      })
+      .Case<MatmulOp>(
+          [](MatmulOp op) { return inferMatmul(op.getSelf(), op.getOther()); })
       .Case<FlattenOp>([](FlattenOp op) {
         return inferFlatten(op.getSelf(), op.getStartDim(), op.getEndDim());
       })
-      .Case<ViewOp>([](ViewOp op) {
-        return inferReshape(op.getSelf(), op.getSize());
-      })
+      .Case<ViewOp>(
+          [](ViewOp op) { return inferReshape(op.getSelf(), op.getSize()); })
       .Case<ReshapeOp>([](ReshapeOp op) {
         return inferReshape(op.getSelf(), op.getShape());
       })
@@ -471,7 +472,8 @@ void RefineTypesPass::runOnOperation() {
   };
 
   WalkResult walked = forward.walk([&](Operation *op) -> WalkResult {
-    if (op->getNumResults() != 1 || !isa<TorchTensorType>(op->getResult(0).getType()))
+    if (op->getNumResults() != 1 ||
+        !isa<TorchTensorType>(op->getResult(0).getType()))
       return WalkResult::advance();
     TorchTensorType inferred;
     if (auto read = dyn_cast<GetParamOp>(op)) {
@@ -484,10 +486,11 @@ void RefineTypesPass::runOnOperation() {
       inferred = shape->toType(ctx);
     }
     if (!inferred) {
-      report.skip(op, "no shape rule for " + op->getName().getStringRef().str() +
-                          (isa<GenericOp>(op)
-                               ? " \"" + cast<GenericOp>(op).getKind().str() + "\""
-                               : std::string()));
+      report.skip(op,
+                  "no shape rule for " + op->getName().getStringRef().str() +
+                      (isa<GenericOp>(op)
+                           ? " \"" + cast<GenericOp>(op).getKind().str() + "\""
+                           : std::string()));
       return WalkResult::advance();
     }
     if (failed(refine(op->getResult(0), inferred)))

@@ -49,10 +49,14 @@ protected:
     ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("composer-api", dir));
     tempDir = std::string(dir);
   }
-  static void TearDownTestSuite() { llvm::sys::fs::remove_directories(tempDir); }
+  static void TearDownTestSuite() {
+    llvm::sys::fs::remove_directories(tempDir);
+  }
 };
 
-std::string errorText(llvm::Error error) { return llvm::toString(std::move(error)); }
+std::string errorText(llvm::Error error) {
+  return llvm::toString(std::move(error));
+}
 
 TEST_F(APITest, LoadDeclaresEveryStateDictEntry) {
   auto model = Model::load(exportModel("unet", "script"));
@@ -67,7 +71,8 @@ TEST_F(APITest, LoadDeclaresEveryStateDictEntry) {
   EXPECT_EQ(buffers, 10u * 3);
   auto weight = module.lookupSymbol<ParameterOp>("down1.0.weight");
   ASSERT_TRUE(weight);
-  EXPECT_EQ(weight.getTensorType().getSizes(), llvm::ArrayRef<int64_t>({8, 3, 3, 3}));
+  EXPECT_EQ(weight.getTensorType().getSizes(),
+            llvm::ArrayRef<int64_t>({8, 3, 3, 3}));
   EXPECT_TRUE(module.lookupSymbol<BufferOp>("down1.1.running_mean"));
   EXPECT_TRUE(module.lookupSymbol<mlir::func::FuncOp>("forward"));
 }
@@ -126,7 +131,8 @@ TEST_F(APITest, FailedSaveLeavesNoFile) {
   std::string path = tempPath("no-such-dir/out.pt");
   llvm::Error error = model->save(path);
   ASSERT_TRUE(bool(error));
-  EXPECT_NE(errorText(std::move(error)).find("cannot write"), std::string::npos);
+  EXPECT_NE(errorText(std::move(error)).find("cannot write"),
+            std::string::npos);
   EXPECT_FALSE(llvm::sys::fs::exists(path));
 }
 

@@ -66,7 +66,8 @@ TEST_F(DialectTest, ValidDtypes) {
 TEST_F(DialectTest, CompatibleTypes) {
   auto known = tensor(ArrayRef<int64_t>{1, 3}, b.getF32Type());
   EXPECT_TRUE(areCompatibleTypes(known, TorchTensorType::get(&ctx)));
-  EXPECT_FALSE(areCompatibleTypes(known, tensor(ArrayRef<int64_t>{1, 4}, Type())));
+  EXPECT_FALSE(
+      areCompatibleTypes(known, tensor(ArrayRef<int64_t>{1, 4}, Type())));
   EXPECT_FALSE(areCompatibleTypes(known, IntType::get(&ctx)));
   EXPECT_TRUE(areCompatibleTypes(IntType::get(&ctx), IntType::get(&ctx)));
 }

@@ -28,8 +28,7 @@ int main(int argc, char **argv) {
     llvm::errs() << llvm::toString(std::move(error));
     return 1;
   }
-  auto forward =
-      model->getModule().lookupSymbol<mlir::func::FuncOp>("forward");
+  auto forward = model->getModule().lookupSymbol<mlir::func::FuncOp>("forward");
   llvm::outs() << "forward returns " << forward.getResultTypes()[0] << "\n";
   if (llvm::Error error = model->save(argv[3])) {
     llvm::errs() << llvm::toString(std::move(error));

@@ -111,9 +111,9 @@ llvm::Error Model::runPipeline(llvm::StringRef pipeline) {
                                        "': " + parseErrors);
   if (parsed->getOpAnchorName() != ModuleOp::getOperationName() &&
       parsed->getOpAnchorName() != OpPassManager::getAnyOpAnchorName())
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "pass pipeline '" + pipeline.str() + "' must be anchored on builtin.module");
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "pass pipeline '" + pipeline.str() +
+                                       "' must be anchored on builtin.module");
   PassManager pm(&impl->context, parsed->getOpAnchorName());
   static_cast<OpPassManager &>(pm) = std::move(*parsed);
   if (failed(pm.run(*impl->module)))
@@ -128,7 +128,8 @@ llvm::Error Model::save(llvm::StringRef path) {
       return llvm::Error::success();
     });
   if (!impl->torchModel) {
-    auto source = (*impl->module)->getAttrOfType<StringAttr>(kSourceModelAttrName);
+    auto source =
+        (*impl->module)->getAttrOfType<StringAttr>(kSourceModelAttrName);
     if (!source)
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),

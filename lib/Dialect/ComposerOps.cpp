@@ -25,8 +25,7 @@ static LogicalResult verifyStateDecl(Operation *op, StringRef name,
     return op->emitOpError("state_dict key '")
            << name << "' has an empty path component";
   if (!type.hasStaticShape() || !type.hasDtype())
-    return op->emitOpError("needs a fully known shape and dtype, got ")
-           << type;
+    return op->emitOpError("needs a fully known shape and dtype, got ") << type;
   return success();
 }
 
@@ -44,9 +43,9 @@ LogicalResult GetParamOp::verifySymbolUses(SymbolTableCollection &symbols) {
     return emitOpError("'") << getName()
                             << "' does not name a composer.parameter or "
                                "composer.buffer";
-  auto declType = cast<TorchTensorType>(
-      isa<ParameterOp>(decl) ? cast<ParameterOp>(decl).getType()
-                             : cast<BufferOp>(decl).getType());
+  auto declType = cast<TorchTensorType>(isa<ParameterOp>(decl)
+                                            ? cast<ParameterOp>(decl).getType()
+                                            : cast<BufferOp>(decl).getType());
   auto resultType = cast<TorchTensorType>(getType());
   if (!resultType.meet(declType))
     return emitOpError("result type ")
@@ -93,7 +92,8 @@ void ConstantOp::print(OpAsmPrinter &p) {
   if (isa<UnitAttr>(value))
     p << "none";
   else if (isa<IntegerAttr>(value) ||
-           (isa<FloatAttr>(value) && cast<FloatAttr>(value).getValue().isFinite()))
+           (isa<FloatAttr>(value) &&
+            cast<FloatAttr>(value).getValue().isFinite()))
     p.printAttributeWithoutType(value);
   else
     p.printAttribute(value);
@@ -106,8 +106,8 @@ LogicalResult ConstantOp::verify() {
   Attribute value = getValue();
   Type type = getType();
   auto mismatch = [&]() {
-    return emitOpError("value ") << value << " is not a constant of type "
-                                 << type;
+    return emitOpError("value ")
+           << value << " is not a constant of type " << type;
   };
   // TorchScript's int and float are 64-bit.
   auto isInt = [](Attribute attr) {
@@ -141,7 +141,7 @@ LogicalResult ConstantOp::verify() {
       return emitOpError("tensor value has element type ")
              << shaped.getElementType() << ", which is not a tensor dtype";
     auto expected = TorchTensorType::get(getContext(), true, shaped.getShape(),
-                                    shaped.getElementType());
+                                         shaped.getElementType());
     if (!expected.meet(tensorType))
       return emitOpError("tensor value of type ")
              << shaped << " contradicts result type " << type;
@@ -207,9 +207,8 @@ static LogicalResult verifyYield(Operation *op, Region &region,
   if (!yield)
     return op->emitOpError(what) << " must end with composer.yield";
   if (!allCompatible(yield.getValues().getTypes(), expected))
-    return op->emitOpError(what)
-           << " yields (" << yield.getValues().getTypes()
-           << ") but the op expects (" << expected << ")";
+    return op->emitOpError(what) << " yields (" << yield.getValues().getTypes()
+                                 << ") but the op expects (" << expected << ")";
   return success();
 }
 
@@ -217,8 +216,8 @@ LogicalResult IfOp::verify() {
   for (Region *region : {&getThenRegion(), &getElseRegion()})
     if (region->getNumArguments() != 0)
       return emitOpError("regions take no arguments");
-  if (failed(verifyYield(*this, getThenRegion(), getResultTypes(),
-                         "then region")))
+  if (failed(
+          verifyYield(*this, getThenRegion(), getResultTypes(), "then region")))
     return failure();
   return verifyYield(*this, getElseRegion(), getResultTypes(), "else region");
 }
@@ -248,8 +247,8 @@ static LogicalResult verifyWindow(Operation *op, StringRef name,
                                   ArrayRef<int64_t> values, size_t rank,
                                   int64_t minimum) {
   if (values.size() != rank)
-    return op->emitOpError(name) << " needs " << rank << " values, got "
-                                 << values.size();
+    return op->emitOpError(name)
+           << " needs " << rank << " values, got " << values.size();
   for (int64_t value : values)
     if (value < minimum)
       return op->emitOpError(name)
@@ -293,7 +292,8 @@ LogicalResult ConvolutionOp::verify() {
   if (failed(verifyWindow(*this, "stride", getStride(), rank, 1)) ||
       failed(verifyWindow(*this, "padding", getPadding(), rank, 0)) ||
       failed(verifyWindow(*this, "dilation", getDilation(), rank, 1)) ||
-      failed(verifyWindow(*this, "output_padding", getOutputPadding(), rank, 0)))
+      failed(
+          verifyWindow(*this, "output_padding", getOutputPadding(), rank, 0)))
     return failure();
   return verifyConvWeight(*this, getWeight(), getGroups(), rank,
                           getTransposed());
@@ -330,13 +330,12 @@ LogicalResult AdaptiveAvgPool2dOp::verify() {
 // Ops with an in-place variant write their first operand when `inplace`;
 // dropout also advances the global RNG.
 template <typename OpT>
-static void
-getMaybeInplaceEffects(OpT op, bool drawsRandom,
-                       SmallVectorImpl<SideEffects::EffectInstance<
-                           MemoryEffects::Effect>> &effects) {
+static void getMaybeInplaceEffects(
+    OpT op, bool drawsRandom,
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
   if (op.getInplace())
-    effects.emplace_back(MemoryEffects::Write::get(),
-                         &op->getOpOperand(0));
+    effects.emplace_back(MemoryEffects::Write::get(), &op->getOpOperand(0));
   if (drawsRandom) {
     effects.emplace_back(MemoryEffects::Read::get());
     effects.emplace_back(MemoryEffects::Write::get());

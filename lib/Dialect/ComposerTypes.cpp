@@ -64,7 +64,9 @@ Type TorchTensorType::parse(AsmParser &parser) {
   }
   if (parser.parseGreater())
     return {};
-  if (llvm::any_of(sizes, [](int64_t size) { return size < 0 && size != kUnknownSize; })) {
+  if (llvm::any_of(sizes, [](int64_t size) {
+        return size < 0 && size != kUnknownSize;
+      })) {
     parser.emitError(sizesLoc, "negative dimension size");
     return {};
   }
@@ -98,8 +100,8 @@ TorchTensorType TorchTensorType::meet(TorchTensorType other) const {
   if (getDtype() && other.getDtype() && getDtype() != other.getDtype())
     return {};
   if (!getHasRank())
-    return TorchTensorType::get(getContext(), other.getHasRank(), other.getSizes(),
-                           dtype);
+    return TorchTensorType::get(getContext(), other.getHasRank(),
+                                other.getSizes(), dtype);
   if (!other.getHasRank())
     return TorchTensorType::get(getContext(), true, getSizes(), dtype);
   if (getRank() != other.getRank())

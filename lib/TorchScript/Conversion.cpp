@@ -4,8 +4,8 @@
 
 #include "mlir/IR/Builders.h"
 
-#include <ATen/ATen.h>
 #include "mlir/IR/BuiltinAttributes.h"
+#include <ATen/ATen.h>
 
 using namespace mlir;
 using namespace composer;
@@ -63,7 +63,7 @@ std::optional<c10::ScalarType> composer::exportDtype(Type dtype) {
 }
 
 static TorchTensorType importTensorType(const c10::TensorType &type,
-                                   MLIRContext *ctx) {
+                                        MLIRContext *ctx) {
   Type dtype;
   if (auto scalar = type.scalarType())
     dtype = importDtype(*scalar, ctx);
@@ -105,7 +105,8 @@ Type composer::importType(const c10::TypePtr &type, MLIRContext *ctx) {
     return AnyType::get(ctx);
   case TypeKind::ListType:
     return ListType::get(
-        ctx, importType(type->expectRef<c10::ListType>().getElementType(), ctx));
+        ctx,
+        importType(type->expectRef<c10::ListType>().getElementType(), ctx));
   case TypeKind::OptionalType:
     return OptionalType::get(
         ctx,
@@ -260,8 +261,8 @@ static std::optional<at::Tensor> exportTensorConstant(DenseElementsAttr value,
     error = "unsupported tensor constant element type";
     return std::nullopt;
   }
-  at::Tensor tensor = at::empty(shaped.getShape().vec(),
-                                at::TensorOptions().dtype(*dtype));
+  at::Tensor tensor =
+      at::empty(shaped.getShape().vec(), at::TensorOptions().dtype(*dtype));
   if (dtype == c10::ScalarType::Bool) {
     bool *data = tensor.data_ptr<bool>();
     for (auto [i, element] : llvm::enumerate(value.getValues<bool>()))
@@ -292,9 +293,8 @@ std::optional<c10::IValue> composer::exportConstant(Attribute value,
   if (isa<UnitAttr>(value))
     return c10::IValue();
   if (type->kind() == TypeKind::OptionalType)
-    return exportConstant(value,
-                          type->expectRef<c10::OptionalType>().getElementType(),
-                          error);
+    return exportConstant(
+        value, type->expectRef<c10::OptionalType>().getElementType(), error);
   switch (type->kind()) {
   case TypeKind::BoolType:
     if (auto attr = dyn_cast<BoolAttr>(value))

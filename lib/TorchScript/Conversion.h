@@ -32,8 +32,8 @@ mlir::Type importDtype(c10::ScalarType dtype, mlir::MLIRContext *ctx);
 std::optional<c10::ScalarType> exportDtype(mlir::Type dtype);
 
 /// A constant's attribute, or null (and `error` set) if it cannot be one.
-mlir::Attribute importConstant(const c10::IValue &value,
-                               mlir::MLIRContext *ctx, std::string &error);
+mlir::Attribute importConstant(const c10::IValue &value, mlir::MLIRContext *ctx,
+                               std::string &error);
 
 /// The constant an attribute holds, typed as `type` says.
 std::optional<c10::IValue> exportConstant(mlir::Attribute value,

@@ -162,7 +162,8 @@ LogicalResult Exporter::setNodeAttribute(jit::Node *node, NamedAttribute attr,
       std::vector<c10::TypePtr> types;
       for (Attribute element : array) {
         std::string error;
-        types.push_back(exportType(cast<TypeAttr>(element).getValue(), cu, error));
+        types.push_back(
+            exportType(cast<TypeAttr>(element).getValue(), cu, error));
         if (!types.back())
           return emitError(loc) << error;
       }
@@ -204,8 +205,8 @@ std::shared_ptr<jit::Operator> findOperator(StringRef key) {
 
 LogicalResult Exporter::exportTyped(Operation *op, TorchSchemaOp schemaOp) {
   bool inplace = op->hasAttr("inplace");
-  StringRef key = inplace ? schemaOp.getInplaceTorchSchema()
-                          : schemaOp.getTorchSchema();
+  StringRef key =
+      inplace ? schemaOp.getInplaceTorchSchema() : schemaOp.getTorchSchema();
   std::shared_ptr<jit::Operator> torchOp = findOperator(key);
   if (!torchOp)
     return op->emitError("LibTorch has no operator ") << key;
@@ -214,9 +215,8 @@ LogicalResult Exporter::exportTyped(Operation *op, TorchSchemaOp schemaOp) {
   std::vector<jit::Value *> inputs;
   unsigned nextOperand = 0;
   for (const c10::Argument &arg : schema.arguments()) {
-    bool isAttr = llvm::any_of(attrNames, [&](StringAttr attr) {
-      return attr == arg.name();
-    });
+    bool isAttr = llvm::any_of(
+        attrNames, [&](StringAttr attr) { return attr == arg.name(); });
     if (!isAttr) {
       if (nextOperand >= op->getNumOperands())
         return op->emitError("too few operands for ") << key;
@@ -233,7 +233,8 @@ LogicalResult Exporter::exportTyped(Operation *op, TorchSchemaOp schemaOp) {
       continue;
     }
     std::string error;
-    std::optional<c10::IValue> constant = exportConstant(attr, arg.type(), error);
+    std::optional<c10::IValue> constant =
+        exportConstant(attr, arg.type(), error);
     if (!constant)
       return op->emitError("argument '") << arg.name() << "': " << error;
     inputs.push_back(graph->insertConstant(*constant));
@@ -285,8 +286,8 @@ LogicalResult Exporter::exportOp(Operation *op) {
         FailureOr<std::vector<jit::Value *>> value = lookup(write.getValue());
         if (failed(owner) || failed(value))
           return failure();
-        graph->insertNode(graph->createSetAttr(*owner, name.str(),
-                                               value->front()));
+        graph->insertNode(
+            graph->createSetAttr(*owner, name.str(), value->front()));
         return success();
       })
       .Case<GenericOp>([&](GenericOp generic) -> LogicalResult {
@@ -294,9 +295,9 @@ LogicalResult Exporter::exportOp(Operation *op) {
             lookup(generic.getOperands());
         if (failed(inputs))
           return failure();
-        jit::Node *node = graph->create(
-            jit::Symbol::fromQualString(generic.getKind().str()), *inputs,
-            generic.getNumResults());
+        jit::Node *node =
+            graph->create(jit::Symbol::fromQualString(generic.getKind().str()),
+                          *inputs, generic.getNumResults());
         if (DictionaryAttr attrs = generic.getAttrsAttr())
           for (NamedAttribute attr : attrs)
             if (failed(setNodeAttribute(node, attr, loc)))

@@ -64,7 +64,8 @@ private:
                                        Location loc);
   void bindResults(jit::Node *node, Operation *op);
   std::optional<c10::IValue> constantValue(jit::Value *value);
-  Attribute nodeAttribute(jit::Node *node, jit::Symbol name, std::string &error);
+  Attribute nodeAttribute(jit::Node *node, jit::Symbol name,
+                          std::string &error);
 
   MLIRContext *ctx;
   const jit::Module &model;
@@ -166,10 +167,9 @@ OwningOpRef<ModuleOp> Importer::run(StringRef sourcePath) {
   // Constants and lists consumed only as typed-op attributes are dead now.
   SmallVector<Operation *> dead;
   func.walk<WalkOrder::PostOrder>([&](Operation *op) {
-    bool disposable =
-        isa<ConstantOp>(op) ||
-        (isa<GenericOp>(op) &&
-         cast<GenericOp>(op).getKind() == "prim::ListConstruct");
+    bool disposable = isa<ConstantOp>(op) ||
+                      (isa<GenericOp>(op) &&
+                       cast<GenericOp>(op).getKind() == "prim::ListConstruct");
     if (disposable && op->use_empty())
       dead.push_back(op);
   });
@@ -194,8 +194,8 @@ Importer::lookup(at::ArrayRef<jit::Value *> inputs, Location loc) {
                << input->debugName()
                << "' is used as a value; only attribute access on modules "
                   "is supported";
-      return emitError(loc, "value '%") << input->debugName()
-                                        << "' is used before it is defined";
+      return emitError(loc, "value '%")
+             << input->debugName() << "' is used before it is defined";
     }
     result.push_back(it->second);
   }
@@ -234,8 +234,7 @@ LogicalResult Importer::importNode(jit::Node *node) {
       return success();
     std::string error;
     c10::optional<c10::IValue> value = jit::toIValue(node->output());
-    Attribute attr =
-        value ? importConstant(*value, ctx, error) : Attribute();
+    Attribute attr = value ? importConstant(*value, ctx, error) : Attribute();
     if (!attr)
       return emitError(loc, "cannot import constant: ")
              << (error.empty() ? "unsupported value" : error);
@@ -291,7 +290,8 @@ LogicalResult Importer::importGetAttr(jit::Node *node, Location loc) {
     return success();
   }
   Operation *op;
-  if (value.isTensor() && (type->is_parameter(*slot) || type->is_buffer(*slot))) {
+  if (value.isTensor() &&
+      (type->is_parameter(*slot) || type->is_buffer(*slot))) {
     // An Optional[Tensor] slot (a conv bias, say) that holds a tensor reads
     // as a tensor; export re-reads the slot with its declared type.
     Type resultType = importType(node->output()->type(), ctx);
@@ -299,8 +299,7 @@ LogicalResult Importer::importGetAttr(jit::Node *node, Location loc) {
       resultType = TorchTensorType::get(ctx);
     op = builder.create<GetParamOp>(loc, resultType,
                                     FlatSymbolRefAttr::get(ctx, path));
-  }
-  else
+  } else
     op = builder.create<GetAttrOp>(loc, importType(node->output()->type(), ctx),
                                    path);
   bindResults(node, op);
@@ -330,8 +329,7 @@ LogicalResult Importer::importIf(jit::Node *node, Location loc) {
     return emitError(loc, "prim::If condition must be a bool");
   auto ifOp = builder.create<IfOp>(loc, resultTypes(node), condition->front());
   OpBuilder::InsertionGuard guard(builder);
-  for (auto [region, block] :
-       llvm::zip(ifOp->getRegions(), node->blocks())) {
+  for (auto [region, block] : llvm::zip(ifOp->getRegions(), node->blocks())) {
     builder.setInsertionPointToEnd(&region.emplaceBlock());
     if (failed(importBlock(block)))
       return failure();
@@ -352,9 +350,9 @@ LogicalResult Importer::importLoop(jit::Node *node, Location loc) {
       !isa<BoolType>((*inputs)[1].getType()))
     return emitError(loc, "prim::Loop needs an int trip count and a bool "
                           "condition");
-  auto loop = builder.create<LoopOp>(
-      loc, resultTypes(node), (*inputs)[0], (*inputs)[1],
-      ArrayRef<Value>(*inputs).drop_front(2));
+  auto loop =
+      builder.create<LoopOp>(loc, resultTypes(node), (*inputs)[0], (*inputs)[1],
+                             ArrayRef<Value>(*inputs).drop_front(2));
   jit::Block *body = node->blocks()[0];
   OpBuilder::InsertionGuard guard(builder);
   Block &entry = loop.getBody().emplaceBlock();
@@ -511,16 +509,15 @@ Operation *Importer::importGeneric(jit::Node *node, Location loc) {
   }
   DictionaryAttr attrDict =
       attrs.empty() ? DictionaryAttr() : builder.getDictionaryAttr(attrs);
-  return builder.create<GenericOp>(loc, resultTypes(node),
-                                   node->kind().toQualString(), *operands,
-                                   attrDict);
+  return builder.create<GenericOp>(
+      loc, resultTypes(node), node->kind().toQualString(), *operands, attrDict);
 }
 
 } // namespace
 
-OwningOpRef<ModuleOp> composer::importTorchScriptModule(const jit::Module &model,
-                                                        StringRef sourcePath,
-                                                        MLIRContext *ctx) {
+OwningOpRef<ModuleOp>
+composer::importTorchScriptModule(const jit::Module &model,
+                                  StringRef sourcePath, MLIRContext *ctx) {
   ctx->loadDialect<ComposerDialect, func::FuncDialect>();
   return Importer(ctx, model).run(sourcePath);
 }

@@ -4,8 +4,8 @@
 #include "composer/TorchScript/TorchScript.h"
 
 #include "mlir/IR/Diagnostics.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 
@@ -61,14 +61,15 @@ LogicalResult LoadedModel::exportModule(ModuleOp mlirModule,
   llvm::sys::path::remove_filename(model);
   if (model.empty())
     model = ".";
-  llvm::sys::path::append(model, llvm::sys::path::filename(outPath) + ".tmp%%%%%%");
+  llvm::sys::path::append(model,
+                          llvm::sys::path::filename(outPath) + ".tmp%%%%%%");
   int fd;
   if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, tempPath))
     return emitError(fileLoc(outPath, ctx), "cannot write '")
            << outPath << "': " << ec.message();
   llvm::sys::Process::SafelyCloseFileDescriptor(fd);
-  auto removeTemp = llvm::make_scope_exit(
-      [&]() { llvm::sys::fs::remove(tempPath); });
+  auto removeTemp =
+      llvm::make_scope_exit([&]() { llvm::sys::fs::remove(tempPath); });
   try {
     // Edit a clone with its own class types but the same tensors (a deep
     // copy would untie shared weights): the loaded module keeps its forward.
@@ -91,8 +92,7 @@ LogicalResult LoadedModel::exportModule(ModuleOp mlirModule,
 std::unique_ptr<TorchScriptModel>
 composer::loadTorchScriptModel(StringRef path, MLIRContext *ctx) {
   if (!llvm::sys::fs::exists(path)) {
-    emitError(fileLoc(path, ctx), "cannot open '") << path
-                                                   << "': no such file";
+    emitError(fileLoc(path, ctx), "cannot open '") << path << "': no such file";
     return nullptr;
   }
   try {

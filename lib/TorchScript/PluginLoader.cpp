@@ -28,8 +28,8 @@ composer::loadTorchScriptModelViaPlugin(StringRef path, MLIRContext *context,
     pluginPath = *fromEnv;
   Location loc = FileLineColLoc::get(context, path, 0, 0);
   std::string error;
-  auto library =
-      llvm::sys::DynamicLibrary::getPermanentLibrary(pluginPath.c_str(), &error);
+  auto library = llvm::sys::DynamicLibrary::getPermanentLibrary(
+      pluginPath.c_str(), &error);
   if (!library.isValid()) {
     emitError(loc, "cannot read TorchScript: loading '")
         << pluginPath << "' failed: " << error;

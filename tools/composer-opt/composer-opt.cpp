@@ -16,6 +16,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
@@ -42,11 +43,11 @@ cl::opt<Format> emitFormat(
                           "TorchScript archive (torch.jit.load reads it)")),
     cl::init(Format::Auto), cl::cat(composerCategory));
 
-cl::list<std::string> inputSpecs(
-    "input-spec",
-    cl::desc("Shape and dtype of each tensor input of forward, e.g. "
-             "1x3x224x224xf32; runs composer-refine-types first"),
-    cl::CommaSeparated, cl::cat(composerCategory));
+cl::list<std::string>
+    inputSpecs("input-spec",
+               cl::desc("Shape and dtype of each tensor input of forward, e.g. "
+                        "1x3x224x224xf32; runs composer-refine-types first"),
+               cl::CommaSeparated, cl::cat(composerCategory));
 
 bool isTorchScriptPath(StringRef path) {
   StringRef ext = llvm::sys::path::extension(path);
@@ -90,16 +91,24 @@ int main(int argc, char **argv) {
 
   Format outputFormat = emitFormat;
   if (outputFormat == Format::Auto)
-    outputFormat = isTorchScriptPath(outputFilename) ? Format::TorchScript
-                                                     : Format::MLIR;
+    outputFormat =
+        isTorchScriptPath(outputFilename) ? Format::TorchScript : Format::MLIR;
   if (outputFormat == Format::TorchScript && outputFilename == "-") {
-    llvm::errs() << "composer-opt: error: --emit=pt needs an output file (-o)\n";
+    llvm::errs()
+        << "composer-opt: error: --emit=pt needs an output file (-o)\n";
     return 1;
   }
-  if (outputFormat == Format::TorchScript && !config.inputSplitMarker().empty()) {
+  if (outputFormat == Format::TorchScript &&
+      !config.inputSplitMarker().empty()) {
     llvm::errs() << "composer-opt: error: --emit=pt cannot write split input\n";
     return 1;
   }
+
+  // --mlir-timing also times the TorchScript phases MlirOptMain does not
+  // see; this report prints after the pass pipeline's.
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  TimingScope rootTimer = timing.getRootScope();
 
   MLIRContext context(registry);
   // An error in a 10k-op import should not print the op with its regions.
@@ -110,9 +119,13 @@ int main(int argc, char **argv) {
   std::unique_ptr<TorchScriptModel> model;
   std::unique_ptr<llvm::MemoryBuffer> input;
   if (isTorchScriptPath(inputFilename)) {
+    TimingScope loadTimer =
+        rootTimer.nest("Load TorchScript (torch::jit::load)");
     model = loadModel(inputFilename, context, argv[0]);
     if (!model)
       return 1;
+    loadTimer.stop();
+    TimingScope importTimer = rootTimer.nest("Import to MLIR");
     OwningOpRef<ModuleOp> imported = model->importModule(&context);
     if (!imported)
       return 1;
@@ -147,6 +160,7 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  TimingScope exportTimer = rootTimer.nest("Export and save TorchScript");
   ParserConfig parserConfig(&context);
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(result, parserConfig, inputFilename);

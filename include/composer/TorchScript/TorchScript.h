@@ -41,8 +41,8 @@ public:
 
 /// Loads a `.pt` file; on failure emits an error (at a location naming the
 /// file) to `context` and returns null.
-std::unique_ptr<TorchScriptModel> loadTorchScriptModel(llvm::StringRef path,
-                                                       mlir::MLIRContext *context);
+std::unique_ptr<TorchScriptModel>
+loadTorchScriptModel(llvm::StringRef path, mlir::MLIRContext *context);
 
 } // namespace composer
 

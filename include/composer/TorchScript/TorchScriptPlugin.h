@@ -13,8 +13,8 @@
 namespace composer {
 
 /// The plugin's entry point, exported with C linkage under this name.
-using LoadTorchScriptModelFn = TorchScriptModel *(*)(const char *path,
-                                                     mlir::MLIRContext *context);
+using LoadTorchScriptModelFn =
+    TorchScriptModel *(*)(const char *path, mlir::MLIRContext *context);
 inline constexpr const char *kLoadTorchScriptModelSymbol =
     "composerLoadTorchScriptModel";
 
