@@ -9,6 +9,7 @@
 
 #include "Conversion.h"
 #include "Import.h"
+#include "State.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -383,6 +384,10 @@ LogicalResult composer::exportTorchScriptModule(ModuleOp module,
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward)
     return module.emitError("no func.func @forward to export");
+  // State first: new submodule types must exist before the graph's
+  // attribute chains are typed against them.
+  if (failed(syncModelState(module, model)))
+    return failure();
   Exporter exporter(model);
   if (failed(exporter.run(forward)))
     return failure();

@@ -38,10 +38,34 @@ class ControlFlow(nn.Module):
         return x
 
 
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3, padding=1)
+
+    def forward(self, x):
+        return F.relu(self.conv(x)) + x
+
+
+class TwinBlocks(nn.Module):
+    """Two instances of one module class: scripted, they share a type."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.Sequential(Block(), Block())
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+MODELS = {"conv_block": ConvBlock, "control_flow": ControlFlow,
+          "twin_blocks": TwinBlocks}
+
+
 def main():
     name, mode, out = sys.argv[1:4]
     torch.manual_seed(0)
-    model = {"conv_block": ConvBlock, "control_flow": ControlFlow}[name]()
+    model = MODELS[name]()
     if mode == "script":
         exported = torch.jit.script(model)
     else:

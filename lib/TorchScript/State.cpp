@@ -1,0 +1,156 @@
+//===- State.cpp - parameters and buffers on export -----------------------===//
+
+#include "State.h"
+#include "Conversion.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+#include <ATen/ATen.h>
+
+using namespace mlir;
+using namespace composer;
+namespace jit = torch::jit;
+
+namespace {
+
+class StateSync {
+public:
+  explicit StateSync(jit::Module &model) : model(model) {}
+
+  LogicalResult declare(Operation *decl, StringRef key, bool isParameter,
+                        bool frozen, Attribute initializer, Type type);
+
+private:
+  FailureOr<jit::Module> ownModule(StringRef path, Location loc);
+  jit::Module unshare(jit::Module &parent, const std::string &name);
+
+  jit::Module &model;
+  /// Modules on paths already given their own type, by path.
+  llvm::StringMap<jit::Module> owned;
+};
+
+/// A copy of `old` with a class type of its own: same attributes (the same
+/// objects and tensors), constants and methods.
+jit::Module cloneInstanceWithOwnType(const jit::Module &old) {
+  c10::ClassTypePtr oldType = old.type();
+  jit::Module fresh(*oldType->name(), old._ivalue()->compilation_unit(),
+                    /*shouldMangle=*/true);
+  for (size_t i = 0; i < oldType->numAttributes(); ++i)
+    fresh.register_attribute(oldType->getAttributeName(i),
+                             oldType->getAttribute(i),
+                             old._ivalue()->getSlot(i), oldType->is_parameter(i),
+                             oldType->is_buffer(i));
+  for (const std::string &name : oldType->constantNames())
+    fresh.type()->addConstant(name, oldType->getConstant(name));
+  for (jit::Function *method : oldType->methods())
+    fresh.clone_method(old, method->name());
+  return fresh;
+}
+
+jit::Module StateSync::unshare(jit::Module &parent, const std::string &name) {
+  jit::Module fresh = cloneInstanceWithOwnType(parent.attr(name).toModule());
+  parent.type()->unsafeChangeAttributeType(name, fresh.type());
+  parent._ivalue()->setAttr(name, fresh._ivalue());
+  return fresh;
+}
+
+// The root is the export's own clone; every module below it on `path` is
+// given its own type, or created empty if it does not exist.
+FailureOr<jit::Module> StateSync::ownModule(StringRef path, Location loc) {
+  if (path.empty())
+    return model;
+  auto it = owned.find(path);
+  if (it != owned.end())
+    return it->second;
+  auto [parentPath, name] = splitAttrPath(path);
+  FailureOr<jit::Module> parent = ownModule(parentPath, loc);
+  if (failed(parent))
+    return failure();
+  std::string attr = name.str();
+  jit::Module child;
+  if (!parent->hasattr(attr)) {
+    child = jit::Module(c10::QualifiedName("__torch__.composer.Container"),
+                        model._ivalue()->compilation_unit(),
+                        /*shouldMangle=*/true);
+    child.register_attribute("training", c10::BoolType::get(),
+                             parent->is_training());
+    parent->register_module(attr, child);
+  } else if (parent->attr(attr).isModule()) {
+    child = unshare(*parent, attr);
+  } else {
+    return emitError(loc, "cannot add state under '")
+           << path << "': it is an attribute, not a submodule";
+  }
+  return owned[path] = child;
+}
+
+LogicalResult StateSync::declare(Operation *decl, StringRef key,
+                                 bool isParameter, bool frozen,
+                                 Attribute initializer, Type type) {
+  Location loc = decl->getLoc();
+  auto [modulePath, name] = splitAttrPath(key);
+  // Existing state: only requires_grad can change.
+  jit::Module owner = model;
+  bool exists = true;
+  SmallVector<StringRef> parts;
+  modulePath.split(parts, '.');
+  for (StringRef part : modulePath.empty() ? ArrayRef<StringRef>() : parts) {
+    if (!owner.hasattr(part.str()) || !owner.attr(part.str()).isModule()) {
+      exists = false;
+      break;
+    }
+    owner = owner.attr(part.str()).toModule();
+  }
+  if (exists && owner.hasattr(name.str())) {
+    c10::IValue value = owner.attr(name.str());
+    if (!value.isTensor())
+      return emitError(loc, "'") << key << "' is not a tensor in the model";
+    if (isParameter && value.toTensor().requires_grad() == frozen)
+      value.toTensor().requires_grad_(!frozen);
+    return success();
+  }
+
+  auto elements = dyn_cast_or_null<DenseElementsAttr>(initializer);
+  if (!elements)
+    return emitError(loc, "'")
+           << key << "' is not in the model and has no dense initializer";
+  std::string error;
+  std::optional<c10::IValue> tensor =
+      exportConstant(elements, c10::TensorType::get(), error);
+  if (!tensor)
+    return emitError(loc, "initializer of '") << key << "': " << error;
+  auto declared = cast<TorchTensorType>(type);
+  if (tensor->toTensor().sizes().vec() != declared.getSizes().vec())
+    return emitError(loc, "initializer of '")
+           << key << "' does not have the declared shape " << type;
+  FailureOr<jit::Module> parent = ownModule(modulePath, loc);
+  if (failed(parent))
+    return failure();
+  at::Tensor value = tensor->toTensor();
+  if (isParameter)
+    parent->register_parameter(name.str(), value.set_requires_grad(!frozen),
+                               /*is_buffer=*/false);
+  else
+    parent->register_buffer(name.str(), value);
+  return success();
+}
+
+} // namespace
+
+LogicalResult composer::syncModelState(ModuleOp module, jit::Module &model) {
+  StateSync sync(model);
+  for (Operation &op : module.getBody()->getOperations()) {
+    LogicalResult result = success();
+    if (auto param = dyn_cast<ParameterOp>(op))
+      result = sync.declare(param, param.getSymName(), /*isParameter=*/true,
+                            param.getFrozen(), param.getInitializerAttr(),
+                            param.getType());
+    else if (auto buffer = dyn_cast<BufferOp>(op))
+      result = sync.declare(buffer, buffer.getSymName(), /*isParameter=*/false,
+                            /*frozen=*/false, buffer.getInitializerAttr(),
+                            buffer.getType());
+    if (failed(result))
+      return failure();
+  }
+  return success();
+}
