@@ -24,7 +24,7 @@ namespace {
 
 class Exporter {
 public:
-  Exporter(jit::Module &model)
+  explicit Exporter(jit::Module &model)
       : model(model), cu(*model._ivalue()->compilation_unit()),
         graph(std::make_shared<jit::Graph>()) {}
 
@@ -100,7 +100,10 @@ FailureOr<jit::Value *> Exporter::moduleValue(StringRef path, Location loc) {
   else
     graph->block()->prependNode(getAttr);
   prologueEnd = getAttr;
-  getAttr->output()->setDebugName(path.str());
+  // A dot in a debug name reads as a uniquing suffix; keep the path readable.
+  std::string debugName = path.str();
+  std::replace(debugName.begin(), debugName.end(), '.', '_');
+  getAttr->output()->setDebugName(debugName);
   return modulePaths[path] = getAttr->output();
 }
 

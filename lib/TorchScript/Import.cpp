@@ -387,19 +387,15 @@ std::optional<c10::IValue> Importer::constantValue(jit::Value *value) {
 }
 
 /// The attribute a typed op keeps for a constant schema argument: int lists
-/// as dense arrays, scalars as builtin attributes. Null if it has no form.
-Attribute typedOpAttribute(const c10::IValue &value, Builder &b) {
+/// as dense arrays, scalars as constants do. Null if it has no such form.
+Attribute typedOpAttribute(const c10::IValue &value, MLIRContext *ctx) {
   if (value.isIntList())
-    return b.getDenseI64ArrayAttr(value.toIntVector());
-  if (value.isBool())
-    return b.getBoolAttr(value.toBool());
-  if (value.isInt())
-    return b.getI64IntegerAttr(value.toInt());
-  if (value.isDouble())
-    return b.getF64FloatAttr(value.toDouble());
-  if (value.isString())
-    return b.getStringAttr(value.toStringRef());
-  return {};
+    return DenseI64ArrayAttr::get(ctx, value.toIntVector());
+  if (!value.isBool() && !value.isInt() && !value.isDouble() &&
+      !value.isString())
+    return {};
+  std::string error;
+  return importConstant(value, ctx, error);
 }
 
 Operation *Importer::tryImportTyped(jit::Node *node, Location loc) {
@@ -434,7 +430,7 @@ Operation *Importer::tryImportTyped(jit::Node *node, Location loc) {
       return nullptr; // Not constant: the generic op keeps it as an operand.
     if (constant->isNone())
       continue;
-    Attribute attr = typedOpAttribute(*constant, builder);
+    Attribute attr = typedOpAttribute(*constant, ctx);
     if (!attr)
       return nullptr;
     state.addAttribute(arg.name(), attr);

@@ -57,14 +57,15 @@ LogicalResult LoadedModel::exportModule(ModuleOp mlirModule,
   // Write next to the destination, then rename: a failure at any point
   // leaves no partial file behind.
   SmallString<256> tempPath;
-  llvm::SmallString<256> model(outPath);
-  llvm::sys::path::remove_filename(model);
-  if (model.empty())
-    model = ".";
-  llvm::sys::path::append(model,
+  SmallString<256> tempPattern(outPath);
+  llvm::sys::path::remove_filename(tempPattern);
+  if (tempPattern.empty())
+    tempPattern = ".";
+  llvm::sys::path::append(tempPattern,
                           llvm::sys::path::filename(outPath) + ".tmp%%%%%%");
   int fd;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, tempPath))
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueFile(tempPattern, fd, tempPath))
     return emitError(fileLoc(outPath, ctx), "cannot write '")
            << outPath << "': " << ec.message();
   llvm::sys::Process::SafelyCloseFileDescriptor(fd);

@@ -38,8 +38,8 @@ jit::Module cloneInstanceWithOwnType(const jit::Module &old) {
   for (size_t i = 0; i < oldType->numAttributes(); ++i)
     fresh.register_attribute(oldType->getAttributeName(i),
                              oldType->getAttribute(i),
-                             old._ivalue()->getSlot(i), oldType->is_parameter(i),
-                             oldType->is_buffer(i));
+                             old._ivalue()->getSlot(i),
+                             oldType->is_parameter(i), oldType->is_buffer(i));
   for (const std::string &name : oldType->constantNames())
     fresh.type()->addConstant(name, oldType->getConstant(name));
   for (jit::Function *method : oldType->methods())

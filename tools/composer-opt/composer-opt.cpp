@@ -61,11 +61,6 @@ struct ToolDiagnostics {
   SourceMgrDiagnosticHandler handler;
 };
 
-std::unique_ptr<TorchScriptModel> loadModel(StringRef path, MLIRContext &ctx,
-                                            const char *argv0) {
-  return loadTorchScriptModelViaPlugin(path, &ctx, argv0);
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -121,7 +116,7 @@ int main(int argc, char **argv) {
   if (isTorchScriptPath(inputFilename)) {
     TimingScope loadTimer =
         rootTimer.nest("Load TorchScript (torch::jit::load)");
-    model = loadModel(inputFilename, context, argv[0]);
+    model = loadTorchScriptModelViaPlugin(inputFilename, &context, argv[0]);
     if (!model)
       return 1;
     loadTimer.stop();
@@ -175,7 +170,7 @@ int main(int argc, char **argv) {
           << "' attribute naming the .pt it was imported from";
       return 1;
     }
-    model = loadModel(source.getValue(), context, argv[0]);
+    model = loadTorchScriptModelViaPlugin(source.getValue(), &context, argv[0]);
     if (!model)
       return 1;
   }
