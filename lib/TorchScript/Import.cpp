@@ -221,12 +221,36 @@ LogicalResult Importer::importBlock(jit::Block *block) {
   return success();
 }
 
+/// The attribute path of the module whose (inlined) method a node came
+/// from, such as "layer1.0.conv1"; empty for the top-level forward.
+std::string modulePathOf(jit::Node *node) {
+  std::string path;
+  auto callstack = node->callstack();
+  if (!callstack)
+    return path;
+  for (const jit::InlinedCallStackEntry &entry : (*callstack)->vec()) {
+    const auto &instance = std::get<2>(entry);
+    // Calls of a module's own methods (self._conv_forward, say) are
+    // recorded as instance "SELF".
+    if (!instance || instance->instance_name() == "SELF")
+      continue;
+    if (!path.empty())
+      path += '.';
+    path += instance->instance_name();
+  }
+  return path;
+}
+
 LogicalResult Importer::importNode(jit::Node *node) {
   Location loc = importLocation(node->sourceRange(), ctx);
   // Nodes without source (compiler-made constants, say) are reported at the
   // model file.
   if (isa<UnknownLoc>(loc))
     loc = fileLoc;
+  // Passes name what they add after the module a site belongs to.
+  std::string modulePath = modulePathOf(node);
+  if (!modulePath.empty())
+    loc = NameLoc::get(builder.getStringAttr(modulePath), loc);
   jit::NodeKind kind = node->kind();
   if (kind == jit::prim::Constant) {
     // Inlining leaves the callee constants of prim::CallFunction unused.
