@@ -21,4 +21,37 @@ def RefineTypes : Pass<"composer-refine-types", "::mlir::ModuleOp"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
+def BlurPool : Pass<"composer-blurpool", "::mlir::ModuleOp"> {
+  let summary = "BlurPool: blur before strided convolutions and max pools";
+  let description = [{
+    Zhang 2019 as METHODS.md states it. Strided 2-D convolutions with
+    in_channels >= min-channels get a stride-1 blur on their input
+    (blur-first) or run at stride 1 followed by a strided blur; every max pool
+    runs at stride 1 followed by a strided blur. The filter is a new buffer
+    `<module>.blurpool.filter`. Numerics: intended change.
+  }];
+  let options = [
+    Option<"replaceConvs", "replace-convs", "bool", "true",
+           "Blur strided convolutions">,
+    Option<"replaceMaxpools", "replace-maxpools", "bool", "true",
+           "Blur max pools">,
+    Option<"blurFirst", "blur-first", "bool", "true",
+           "Blur before the convolution (same MACs) instead of after it at "
+           "stride 1 (4x the MACs)">,
+    Option<"minChannels", "min-channels", "int64_t", "16",
+           "Skip convolutions with fewer input channels (the stem)">,
+  ];
+  let dependentDialects = ["::composer::ComposerDialect"];
+}
+
+def LowerToAten : Pass<"composer-lower-to-aten", "::mlir::ModuleOp"> {
+  let summary = "Expand method ops into plain aten ops";
+  let description = [{
+    Rewrites every method op (blur_pool2d, ...) as the aten ops that compute
+    it, so the exported model runs in stock PyTorch. composer-opt runs it
+    before writing a .pt unless --lower-to=none. Numerics: exact.
+  }];
+  let dependentDialects = ["::composer::ComposerDialect"];
+}
+
 #endif // COMPOSER_PASSES

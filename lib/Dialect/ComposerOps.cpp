@@ -327,6 +327,17 @@ LogicalResult AdaptiveAvgPool2dOp::verify() {
   return verifyWindow(*this, "output_size", getOutputSize(), 2, 1);
 }
 
+LogicalResult BlurPool2dOp::verify() {
+  if (failed(verifyWindow(*this, "stride", getStride(), 2, 1)))
+    return failure();
+  auto filter = cast<TorchTensorType>(getFilter().getType());
+  if (filter.getHasRank() &&
+      (filter.getRank() != 4 || filter.getSizes()[1] != 1 ||
+       filter.getSizes()[2] != 3 || filter.getSizes()[3] != 3))
+    return emitOpError("filter must be C x 1 x 3 x 3, got ") << filter;
+  return success();
+}
+
 // Ops with an in-place variant write their first operand when `inplace`;
 // dropout also advances the global RNG.
 template <typename OpT>

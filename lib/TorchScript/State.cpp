@@ -119,14 +119,18 @@ LogicalResult StateSync::declare(Operation *decl, StringRef key,
       exportConstant(elements, c10::TensorType::get(), error);
   if (!tensor)
     return emitError(loc, "initializer of '") << key << "': " << error;
+  // An initializer may be smaller than the declared shape and broadcast to
+  // it (a 1x1x3x3 blur filter for a Cx1x3x3 buffer, say).
   auto declared = cast<TorchTensorType>(type);
-  if (tensor->toTensor().sizes().vec() != declared.getSizes().vec())
+  std::vector<int64_t> shape = declared.getSizes().vec();
+  at::Tensor value = tensor->toTensor();
+  if (!at::is_expandable_to(value.sizes(), shape))
     return emitError(loc, "initializer of '")
-           << key << "' does not have the declared shape " << type;
+           << key << "' does not broadcast to the declared shape " << type;
+  value = value.expand(shape).contiguous();
   FailureOr<jit::Module> parent = ownModule(modulePath, loc);
   if (failed(parent))
     return failure();
-  at::Tensor value = tensor->toTensor();
   if (isParameter)
     parent->register_parameter(name.str(), value.set_requires_grad(!frozen),
                                /*is_buffer=*/false);

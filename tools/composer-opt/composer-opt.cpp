@@ -43,6 +43,16 @@ cl::opt<Format> emitFormat(
                           "TorchScript archive (torch.jit.load reads it)")),
     cl::init(Format::Auto), cl::cat(composerCategory));
 
+enum class Lowering { Aten, None };
+
+cl::opt<Lowering> lowerTo(
+    "lower-to", cl::desc("How method ops are lowered before writing a .pt"),
+    cl::values(clEnumValN(Lowering::Aten, "aten",
+                          "plain aten ops: any PyTorch loads the result"),
+               clEnumValN(Lowering::None, "none",
+                          "leave them (the export then fails on them)")),
+    cl::init(Lowering::Aten), cl::cat(composerCategory));
+
 cl::list<std::string>
     inputSpecs("input-spec",
                cl::desc("Shape and dtype of each tensor input of forward, e.g. "
@@ -105,6 +115,11 @@ int main(int argc, char **argv) {
   applyDefaultTimingManagerCLOptions(timing);
   TimingScope rootTimer = timing.getRootScope();
 
+  // Hand the result over as bytecode: it keeps locations (for diagnostics of
+  // the lowering and export) and parses faster than text.
+  if (outputFormat == Format::TorchScript)
+    config.emitBytecode(true);
+
   MLIRContext context(registry);
   // An error in a 10k-op import should not print the op with its regions.
   context.printOpOnDiagnostic(false);
@@ -161,6 +176,12 @@ int main(int argc, char **argv) {
       parseSourceString<ModuleOp>(result, parserConfig, inputFilename);
   if (!module)
     return 1;
+  if (lowerTo == Lowering::Aten) {
+    PassManager lowering(&context);
+    lowering.addPass(createLowerToAten());
+    if (failed(lowering.run(*module)))
+      return 1;
+  }
   if (!model) {
     auto source = (*module)->getAttrOfType<StringAttr>(kSourceModelAttrName);
     if (!source) {

@@ -357,4 +357,26 @@ def Composer_ContiguousOp
   let arguments = (ins Composer_AnyTensor:$self, I64Attr:$memory_format);
 }
 
+//===----------------------------------------------------------------------===//
+// Method ops: what the speedup passes introduce. They lower to aten ops
+// (composer-lower-to-aten) or to runtime kernels.
+//===----------------------------------------------------------------------===//
+
+def Composer_BlurPool2dOp : Composer_Op<"blur_pool2d", [Pure]> {
+  let summary = "anti-aliasing blur, then subsampling (BlurPool, Zhang 2019)";
+  let description = [{
+    Convolves each channel of `input` (N, C, H, W) with `filter` (C, 1, 3, 3;
+    BlurPool's binomial [1,2,1]^T[1,2,1]/16 as a buffer) at padding 1 and the
+    given stride. When H or W is smaller than the filter the blur is the
+    identity: the output is the input subsampled by the stride.
+  }];
+  let arguments = (ins Composer_AnyTensor:$input, Composer_AnyTensor:$filter,
+                       DenseI64ArrayAttr:$stride);
+  let results = (outs Composer_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $filter attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // COMPOSER_OPS

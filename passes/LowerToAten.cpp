@@ -1,0 +1,116 @@
+//===- LowerToAten.cpp - method ops as plain aten ops ---------------------===//
+//
+// Expands each method op into the aten ops that compute it, so the exported
+// model needs no library beyond stock PyTorch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "composer/Passes/PassUtils.h"
+#include "composer/Passes/Passes.h"
+#include "composer/Passes/Report.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace composer {
+#define GEN_PASS_DEF_LOWERTOATEN
+#include "composer/Passes/Passes.h.inc"
+} // namespace composer
+
+using namespace mlir;
+using namespace composer;
+
+namespace {
+
+/// Builds composer constants and generic aten/prim nodes.
+class AtenBuilder {
+public:
+  AtenBuilder(OpBuilder &builder, Location loc) : builder(builder), loc(loc) {}
+
+  Value integer(int64_t value) {
+    return builder.create<ConstantOp>(loc, IntType::get(builder.getContext()),
+                                      builder.getI64IntegerAttr(value));
+  }
+  Value none() {
+    return builder.create<ConstantOp>(
+        loc, TorchNoneType::get(builder.getContext()), builder.getUnitAttr());
+  }
+  Value node(StringRef kind, ValueRange operands, Type resultType) {
+    return builder
+        .create<GenericOp>(loc, TypeRange{resultType}, kind, operands,
+                           DictionaryAttr())
+        .getResult(0);
+  }
+
+private:
+  OpBuilder &builder;
+  Location loc;
+};
+
+/// blur_pool2d: a depthwise conv2d with the filter at padding 1, or, when
+/// the input is smaller than the filter, the input subsampled by the stride.
+LogicalResult lowerBlurPool(BlurPool2dOp blur) {
+  MLIRContext *ctx = blur.getContext();
+  TorchTensorType filterType = getDeclaredStateType(blur.getFilter());
+  if (!filterType)
+    filterType = cast<TorchTensorType>(blur.getFilter().getType());
+  if (!filterType.hasStaticShape())
+    return blur.emitError("cannot lower: the filter's channel count is unknown");
+  int64_t channels = filterType.getSizes()[0];
+  ArrayRef<int64_t> stride = blur.getStride();
+
+  OpBuilder builder(blur);
+  AtenBuilder aten(builder, blur.getLoc());
+  auto intType = IntType::get(ctx);
+  auto tensorType = TorchTensorType::get(ctx);
+  Value input = blur.getInput();
+  Value height = aten.node("aten::size", {input, aten.integer(-2)}, intType);
+  Value width = aten.node("aten::size", {input, aten.integer(-1)}, intType);
+  Value smallest = aten.node("prim::min", {height, width}, intType);
+  Value tooSmall = aten.node("aten::lt", {smallest, aten.integer(3)},
+                             BoolType::get(ctx));
+  auto ifOp = builder.create<IfOp>(blur.getLoc(), TypeRange{tensorType},
+                                   tooSmall);
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(&ifOp.getThenRegion().emplaceBlock());
+    Value subsampled = input;
+    for (auto [dim, step] : llvm::enumerate(stride))
+      if (step > 1)
+        subsampled = aten.node("aten::slice",
+                               {subsampled, aten.integer(2 + dim), aten.none(),
+                                aten.none(), aten.integer(step)},
+                               tensorType);
+    builder.create<YieldOp>(blur.getLoc(), subsampled);
+
+    builder.setInsertionPointToEnd(&ifOp.getElseRegion().emplaceBlock());
+    Value blurred = builder.create<Conv2dOp>(
+        blur.getLoc(), tensorType, input, blur.getFilter(), aten.none(),
+        builder.getDenseI64ArrayAttr(stride),
+        builder.getDenseI64ArrayAttr({1, 1}),
+        builder.getDenseI64ArrayAttr({1, 1}),
+        builder.getI64IntegerAttr(channels));
+    builder.create<YieldOp>(blur.getLoc(), blurred);
+  }
+  blur.replaceAllUsesWith(ifOp.getResult(0));
+  blur.erase();
+  return success();
+}
+
+struct LowerToAtenPass : public composer::impl::LowerToAtenBase<LowerToAtenPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SiteReport report(module, getArgument());
+    SmallVector<BlurPool2dOp> blurs;
+    module.walk([&](BlurPool2dOp blur) { blurs.push_back(blur); });
+    for (BlurPool2dOp blur : blurs) {
+      report.match(blur);
+      if (failed(lowerBlurPool(blur)))
+        return signalPassFailure();
+    }
+    // Nothing to lower is the normal case for an unchanged model.
+    if (report.getNumMatched())
+      report.emit("method ops lowered to aten");
+  }
+};
+
+} // namespace
