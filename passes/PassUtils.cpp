@@ -82,8 +82,17 @@ Value composer::createBuffer(OpBuilder &builder, ModuleOp module,
                              Attribute init, Location loc) {
   SymbolTable symbols(module);
   std::string name = baseName.str();
-  for (unsigned suffix = 1; symbols.lookup(name); ++suffix)
+  for (unsigned suffix = 1; Operation *existing = symbols.lookup(name);
+       ++suffix) {
+    // The same buffer again (one module's method reached on two branches,
+    // say): read the one there is.
+    auto buffer = dyn_cast<BufferOp>(existing);
+    if (buffer && buffer.getType() == type &&
+        buffer.getInitializerAttr() == init)
+      return builder.create<GetParamOp>(
+          loc, type, FlatSymbolRefAttr::get(module.getContext(), name));
     name = (baseName + "_" + Twine(suffix)).str();
+  }
   // Declarations stay together, before @forward.
   OpBuilder declBuilder(module.getContext());
   Operation *firstFunc = nullptr;

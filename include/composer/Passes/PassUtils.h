@@ -27,7 +27,8 @@ std::string getModulePath(mlir::Operation *op);
 /// normalization with declared parameters; nullopt if unknown.
 std::optional<int64_t> inferChannels(mlir::Value value);
 
-/// Declares a buffer `baseName` (made unique with a numeric suffix if taken)
+/// Declares a buffer `baseName` (made unique with a numeric suffix if taken
+/// by something else; reused if an identical buffer has that name)
 /// initialized from `init`, and returns a read of it built at `builder`'s
 /// insertion point.
 mlir::Value createBuffer(mlir::OpBuilder &builder, mlir::ModuleOp module,

@@ -1,0 +1,58 @@
+"""The speedup methods written directly in PyTorch, by module surgery on an
+eager model, as METHODS.md states them: the references the passes' output
+is compared with."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Blur(nn.Module):
+    """BlurPool's binomial blur at padding 1; the identity (subsampled by the
+    stride) when the input is smaller than the filter."""
+
+    def __init__(self, stride):
+        super().__init__()
+        taps = torch.tensor([1.0, 2.0, 1.0])
+        self.register_buffer("filter", (taps[:, None] * taps[None, :] / 16)[None, None])
+        self.stride = tuple(stride)
+
+    def forward(self, x):
+        if min(x.shape[-2:]) < 3:
+            return x[..., ::self.stride[0], ::self.stride[1]]
+        channels = x.shape[1]
+        return F.conv2d(x, self.filter.expand(channels, 1, 3, 3), None,
+                        self.stride, 1, 1, channels)
+
+
+def _pair(value):
+    return tuple(value) if isinstance(value, (tuple, list)) else (value, value)
+
+
+def blurpool(model, replace_convs=True, replace_maxpools=True, blur_first=True,
+             min_channels=16):
+    """Returns the number of sites changed."""
+    sites = 0
+    for module in list(model.modules()):
+        for name, child in list(module.named_children()):
+            if (replace_convs and isinstance(child, nn.Conv2d)
+                    and max(child.stride) > 1
+                    and child.in_channels >= min_channels):
+                if blur_first:
+                    new = nn.Sequential(Blur((1, 1)), child)
+                else:
+                    stride = child.stride
+                    child.stride = (1, 1)
+                    new = nn.Sequential(child, Blur(stride))
+                setattr(module, name, new)
+                sites += 1
+            elif replace_maxpools and isinstance(child, nn.MaxPool2d):
+                stride = _pair(child.stride if child.stride is not None
+                               else child.kernel_size)
+                pool = nn.MaxPool2d(child.kernel_size, 1, child.padding,
+                                    child.dilation, ceil_mode=child.ceil_mode)
+                setattr(module, name, nn.Sequential(pool, Blur(stride)))
+                sites += 1
+    return sites
+
+
+METHODS = {"blurpool": blurpool}
