@@ -49,7 +49,8 @@ private:
   Value createBlur(OpBuilder &builder, Location loc, Value input,
                    int64_t channels, StringRef owner, ArrayRef<int64_t> stride);
   void rewriteConv(Operation *conv, Value input, Value weight,
-                   ArrayRef<int64_t> stride, int64_t groups, SiteReport &report);
+                   ArrayRef<int64_t> stride, int64_t groups,
+                   SiteReport &report);
   void rewriteMaxPool(MaxPool2dOp pool, SiteReport &report);
 };
 
@@ -59,11 +60,12 @@ Value BlurPoolPass::createBlur(OpBuilder &builder, Location loc, Value input,
   MLIRContext *ctx = &getContext();
   auto filterType = TorchTensorType::get(ctx, true, {channels, 1, 3, 3},
                                          Float32Type::get(ctx));
-  Value filter =
-      createBuffer(builder, getOperation(), joinStatePath(owner, "blurpool.filter"),
-                   filterType, binomialFilter(ctx), loc);
+  Value filter = createBuffer(builder, getOperation(),
+                              joinStatePath(owner, "blurpool.filter"),
+                              filterType, binomialFilter(ctx), loc);
   return builder.create<BlurPool2dOp>(loc, TorchTensorType::get(ctx), input,
-                                      filter, builder.getDenseI64ArrayAttr(stride));
+                                      filter,
+                                      builder.getDenseI64ArrayAttr(stride));
 }
 
 void BlurPoolPass::rewriteConv(Operation *conv, Value input, Value weight,
@@ -81,8 +83,7 @@ void BlurPoolPass::rewriteConv(Operation *conv, Value input, Value weight,
     return report.skip(conv, "in_channels < min-channels");
   if (input.getDefiningOp<BlurPool2dOp>())
     return report.skip(conv, "input already blurred");
-  std::string owner =
-      getStateOwnerPath(weight).value_or(getModulePath(conv));
+  std::string owner = getStateOwnerPath(weight).value_or(getModulePath(conv));
   OpBuilder builder(conv);
   Location loc = conv->getLoc();
   if (blurFirst) {

@@ -54,7 +54,8 @@ LogicalResult lowerBlurPool(BlurPool2dOp blur) {
   if (!filterType)
     filterType = cast<TorchTensorType>(blur.getFilter().getType());
   if (!filterType.hasStaticShape())
-    return blur.emitError("cannot lower: the filter's channel count is unknown");
+    return blur.emitError(
+        "cannot lower: the filter's channel count is unknown");
   int64_t channels = filterType.getSizes()[0];
   ArrayRef<int64_t> stride = blur.getStride();
 
@@ -66,10 +67,10 @@ LogicalResult lowerBlurPool(BlurPool2dOp blur) {
   Value height = aten.node("aten::size", {input, aten.integer(-2)}, intType);
   Value width = aten.node("aten::size", {input, aten.integer(-1)}, intType);
   Value smallest = aten.node("prim::min", {height, width}, intType);
-  Value tooSmall = aten.node("aten::lt", {smallest, aten.integer(3)},
-                             BoolType::get(ctx));
-  auto ifOp = builder.create<IfOp>(blur.getLoc(), TypeRange{tensorType},
-                                   tooSmall);
+  Value tooSmall =
+      aten.node("aten::lt", {smallest, aten.integer(3)}, BoolType::get(ctx));
+  auto ifOp =
+      builder.create<IfOp>(blur.getLoc(), TypeRange{tensorType}, tooSmall);
   {
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToEnd(&ifOp.getThenRegion().emplaceBlock());
@@ -96,7 +97,8 @@ LogicalResult lowerBlurPool(BlurPool2dOp blur) {
   return success();
 }
 
-struct LowerToAtenPass : public composer::impl::LowerToAtenBase<LowerToAtenPass> {
+struct LowerToAtenPass
+    : public composer::impl::LowerToAtenBase<LowerToAtenPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SiteReport report(module, getArgument());

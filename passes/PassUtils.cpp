@@ -50,7 +50,8 @@ std::optional<int64_t> composer::inferChannels(Value value) {
     return std::nullopt;
   };
   return llvm::TypeSwitch<Operation *, std::optional<int64_t>>(def)
-      .Case<Conv2dOp>([&](Conv2dOp conv) { return outChannels(conv.getWeight()); })
+      .Case<Conv2dOp>(
+          [&](Conv2dOp conv) { return outChannels(conv.getWeight()); })
       .Case<ConvolutionOp>([&](ConvolutionOp conv) -> std::optional<int64_t> {
         if (conv.getTransposed())
           return std::nullopt;

@@ -51,7 +51,7 @@ bool isTorchScriptPath(llvm::StringRef path) {
 
 void registerOnce() {
   static bool registered = [] {
-    registerComposerPasses();
+    registerComposerPassesAndPipelines();
     registerTransformsPasses();
     return true;
   }();

@@ -59,6 +59,39 @@ cl::list<std::string>
                         "1x3x224x224xf32; runs composer-refine-types first"),
                cl::CommaSeparated, cl::cat(composerCategory));
 
+cl::opt<std::string> pipelineFile(
+    "pass-pipeline-file",
+    cl::desc("Read the pass pipeline from a file: the --pass-pipeline text, "
+             "over several lines if need be, '#' starting a comment line"),
+    cl::value_desc("filename"), cl::cat(composerCategory));
+
+/// The pipeline a --pass-pipeline-file holds, without its comment lines and
+/// its `builtin.module(...)` wrapper (the pass manager is anchored there).
+FailureOr<std::string> readPipelineFile(StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    llvm::errs() << "composer-opt: error: cannot read pipeline file '" << path
+                 << "': " << buffer.getError().message() << "\n";
+    return failure();
+  }
+  std::string text;
+  SmallVector<StringRef> lines;
+  (*buffer)->getBuffer().split(lines, '\n');
+  for (StringRef line : lines) {
+    line = line.trim();
+    if (!line.empty() && !line.starts_with("#"))
+      text += line.str();
+  }
+  StringRef pipeline(text);
+  if (pipeline.consume_front("builtin.module(") &&
+      !pipeline.consume_back(")")) {
+    llvm::errs() << "composer-opt: error: unbalanced 'builtin.module(' in "
+                 << path << "\n";
+    return failure();
+  }
+  return pipeline.str();
+}
+
 bool isTorchScriptPath(StringRef path) {
   StringRef ext = llvm::sys::path::extension(path);
   return ext == ".pt" || ext == ".pth" || ext == ".torchscript";
@@ -77,20 +110,37 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   DialectRegistry registry;
   registry.insert<ComposerDialect, func::FuncDialect>();
-  registerComposerPasses();
+  registerComposerPassesAndPipelines();
   registerTransformsPasses();
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "composer-opt: training-speedup passes on TorchScript models",
       registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
-  if (!inputSpecs.empty()) {
+  std::string filePipeline;
+  if (!pipelineFile.empty()) {
+    FailureOr<std::string> read = readPipelineFile(pipelineFile);
+    if (failed(read))
+      return 1;
+    filePipeline = *read;
+  }
+  if (!inputSpecs.empty() || !pipelineFile.empty()) {
     MlirOptMainConfig cliConfig = config;
-    config.setPassPipelineSetupFn([cliConfig](PassManager &pm) {
-      RefineTypesOptions refineOptions;
-      refineOptions.inputSpecs = inputSpecs; // A global: outlives the pass.
-      pm.addPass(createRefineTypes(refineOptions));
-      return cliConfig.setupPassPipeline(pm);
+    config.setPassPipelineSetupFn([cliConfig, filePipeline](
+                                      PassManager &pm) -> LogicalResult {
+      if (!inputSpecs.empty()) {
+        RefineTypesOptions refineOptions;
+        refineOptions.inputSpecs = inputSpecs; // A global: outlives the pass.
+        pm.addPass(createRefineTypes(refineOptions));
+      }
+      if (failed(cliConfig.setupPassPipeline(pm)))
+        return failure();
+      if (!pipelineFile.empty() &&
+          failed(parsePassPipeline(filePipeline, pm, llvm::errs())))
+        return emitError(UnknownLoc::get(pm.getContext()),
+                         "invalid pipeline in '")
+               << pipelineFile.getValue() << "'";
+      return success();
     });
   }
 

@@ -14,6 +14,15 @@ namespace composer {
 #define GEN_PASS_REGISTRATION
 #include "composer/Passes/Passes.h.inc"
 
+/// Registers the named method pipelines (composer-mild, ...).
+void registerComposerPipelines();
+
+/// Registers every composer pass and pipeline.
+inline void registerComposerPassesAndPipelines() {
+  registerComposerPasses();
+  registerComposerPipelines();
+}
+
 } // namespace composer
 
 #endif // COMPOSER_PASSES_PASSES_H

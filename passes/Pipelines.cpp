@@ -1,0 +1,21 @@
+//===- Pipelines.cpp - named method pipelines -----------------------------===//
+//
+// Recipes users call by name, like mlir-opt's registered pipelines:
+//   composer-opt model.pt --composer-mild -o fast.pt
+//
+//===----------------------------------------------------------------------===//
+
+#include "composer/Passes/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace composer;
+
+void composer::registerComposerPipelines() {
+  PassPipelineRegistration<>(
+      "composer-mild",
+      "Composer's mild recipe, graph part: BlurPool with its defaults",
+      [](OpPassManager &pm) { pm.addPass(createBlurPool()); });
+}

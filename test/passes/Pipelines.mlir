@@ -1,0 +1,34 @@
+// Named pipelines and pipeline files.
+// RUN: composer-opt %s --composer-mild 2>/dev/null | FileCheck %s --check-prefix=MILD
+// RUN: composer-opt %s --pass-pipeline-file=%S/Inputs/team-pipeline.txt 2>/dev/null | FileCheck %s --check-prefix=FILE
+// RUN: not composer-opt %s --pass-pipeline-file=%S/Inputs/bad-pipeline.txt 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not composer-opt %s --pass-pipeline-file=%t.missing 2>&1 | FileCheck %s --check-prefix=MISSING
+
+module {
+  composer.parameter @conv.weight : !composer.tensor<32x16x3x3xf32>
+  func.func @forward(%x: !composer.tensor) -> !composer.tensor {
+    %none = composer.constant(none) : !composer.none
+    %w = composer.get_param @conv.weight : !composer.tensor
+    %y = composer.conv2d %x, %w, %none {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %p = composer.max_pool2d %y {ceil_mode = false, dilation = array<i64: 1, 1>, kernel_size = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (!composer.tensor) -> !composer.tensor
+    return %p : !composer.tensor
+  }
+}
+
+// composer-mild blurs convolutions and pools.
+// MILD-LABEL: func.func @forward
+// MILD: composer.blur_pool2d
+// MILD: composer.conv2d
+// MILD: composer.max_pool2d
+// MILD: composer.blur_pool2d
+
+// The file's options apply: pools are left alone.
+// FILE-LABEL: func.func @forward
+// FILE: composer.blur_pool2d
+// FILE: composer.conv2d
+// FILE: composer.max_pool2d {{.*}}stride = array<i64: 2, 2>
+// FILE-NOT: blur_pool2d
+
+// BAD: 'no-such-pass' does not refer to a registered pass or pass pipeline
+// BAD: error: invalid pipeline in '{{.*}}bad-pipeline.txt'
+// MISSING: error: cannot read pipeline file '{{.*}}.missing'
