@@ -30,6 +30,10 @@ public:
     return builder.create<ConstantOp>(loc, IntType::get(builder.getContext()),
                                       builder.getI64IntegerAttr(value));
   }
+  Value boolean(bool value) {
+    return builder.create<ConstantOp>(loc, BoolType::get(builder.getContext()),
+                                      builder.getBoolAttr(value));
+  }
   Value none() {
     return builder.create<ConstantOp>(
         loc, TorchNoneType::get(builder.getContext()), builder.getUnitAttr());
@@ -97,16 +101,82 @@ LogicalResult lowerBlurPool(BlurPool2dOp blur) {
   return success();
 }
 
+/// ghost_batch_norm: in training, batch_norm on each chunk of
+/// ghost_batch_size samples with momentum / chunks, concatenated; otherwise
+/// batch_norm.
+LogicalResult lowerGhostBatchNorm(GhostBatchNormOp ghost) {
+  MLIRContext *ctx = ghost.getContext();
+  Location loc = ghost.getLoc();
+  OpBuilder builder(ghost);
+  AtenBuilder aten(builder, loc);
+  auto tensorType = TorchTensorType::get(ctx);
+  auto listType = ListType::get(ctx, tensorType);
+  auto intType = IntType::get(ctx);
+  auto batchNorm = [&](Value input, Value training, Value momentum) -> Value {
+    return builder.create<BatchNormOp>(
+        loc, tensorType, input, ghost.getWeight(), ghost.getBias(),
+        ghost.getRunningMean(), ghost.getRunningVar(), training, momentum,
+        ghost.getEpsAttr(), ghost.getCudnnEnabledAttr());
+  };
+
+  auto ifOp =
+      builder.create<IfOp>(loc, TypeRange{tensorType}, ghost.getTraining());
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(&ifOp.getThenRegion().emplaceBlock());
+    Value chunks =
+        aten.node("aten::split",
+                  {ghost.getInput(), aten.integer(ghost.getGhostBatchSize()),
+                   aten.integer(0)},
+                  listType);
+    Value count = aten.node("aten::len", {chunks}, intType);
+    Value momentum = aten.node("aten::div", {ghost.getMomentum(), count},
+                               TorchFloatType::get(ctx));
+    Value normalized = aten.node("prim::ListConstruct", {}, listType);
+    Value isTrue = aten.boolean(true);
+    auto loop =
+        builder.create<LoopOp>(loc, TypeRange{}, count, isTrue, ValueRange{});
+    {
+      OpBuilder::InsertionGuard loopGuard(builder);
+      Block &body = loop.getBody().emplaceBlock();
+      Value index = body.addArgument(intType, loc);
+      builder.setInsertionPointToEnd(&body);
+      Value chunk = aten.node("aten::__getitem__", {chunks, index}, tensorType);
+      Value y = batchNorm(chunk, ghost.getTraining(), momentum);
+      aten.node("aten::append", {normalized, y}, listType);
+      builder.create<YieldOp>(loc, ValueRange{isTrue});
+    }
+    Value joined = builder.create<CatOp>(loc, tensorType, normalized,
+                                         builder.getI64IntegerAttr(0));
+    builder.create<YieldOp>(loc, joined);
+
+    builder.setInsertionPointToEnd(&ifOp.getElseRegion().emplaceBlock());
+    builder.create<YieldOp>(
+        loc,
+        batchNorm(ghost.getInput(), ghost.getTraining(), ghost.getMomentum()));
+  }
+  ghost.replaceAllUsesWith(ifOp.getResult(0));
+  ghost.erase();
+  return success();
+}
+
 struct LowerToAtenPass
     : public composer::impl::LowerToAtenBase<LowerToAtenPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SiteReport report(module, getArgument());
-    SmallVector<BlurPool2dOp> blurs;
-    module.walk([&](BlurPool2dOp blur) { blurs.push_back(blur); });
-    for (BlurPool2dOp blur : blurs) {
-      report.match(blur);
-      if (failed(lowerBlurPool(blur)))
+    SmallVector<Operation *> methodOps;
+    module.walk([&](Operation *op) {
+      if (isa<BlurPool2dOp, GhostBatchNormOp>(op))
+        methodOps.push_back(op);
+    });
+    for (Operation *op : methodOps) {
+      report.match(op);
+      LogicalResult lowered =
+          isa<BlurPool2dOp>(op)
+              ? lowerBlurPool(cast<BlurPool2dOp>(op))
+              : lowerGhostBatchNorm(cast<GhostBatchNormOp>(op));
+      if (failed(lowered))
         return signalPassFailure();
     }
     // Nothing to lower is the normal case for an unchanged model.

@@ -44,6 +44,21 @@ def BlurPool : Pass<"composer-blurpool", "::mlir::ModuleOp"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
+def GhostBatchNorm : Pass<"composer-ghost-batchnorm", "::mlir::ModuleOp"> {
+  let summary = "Ghost BatchNorm: normalize training batches in small chunks";
+  let description = [{
+    Every batch_norm becomes a ghost_batch_norm (METHODS.md): in training,
+    chunks of ghost-batch-size samples are normalized separately and the
+    running statistics updated once per chunk with momentum / chunks. Eval is
+    plain batch norm. Numerics: exact in eval, intended change in training.
+  }];
+  let options = [
+    Option<"ghostBatchSize", "ghost-batch-size", "int64_t", "32",
+           "Samples per ghost batch">,
+  ];
+  let dependentDialects = ["::composer::ComposerDialect"];
+}
+
 def LowerToAten : Pass<"composer-lower-to-aten", "::mlir::ModuleOp"> {
   let summary = "Expand method ops into plain aten ops";
   let description = [{

@@ -338,6 +338,13 @@ LogicalResult BlurPool2dOp::verify() {
   return success();
 }
 
+LogicalResult GhostBatchNormOp::verify() {
+  if (getGhostBatchSize() < 1)
+    return emitOpError("ghost_batch_size must be >= 1, got ")
+           << getGhostBatchSize();
+  return success();
+}
+
 // Ops with an in-place variant write their first operand when `inplace`;
 // dropout also advances the global RNG.
 template <typename OpT>

@@ -2,7 +2,7 @@
 the method applied by module surgery (reference.py) to the same weights, in
 a fresh process.
 
-Run as: check_method.py METHOD MODEL_NAME MODE ORIGINAL.pt CANDIDATE.pt INPUT.pt
+Run as: check_method.py METHOD[:OPTION=INT,...] MODEL_NAME MODE ORIGINAL.pt CANDIDATE.pt INPUT.pt
 MODE is how ORIGINAL.pt was exported (script or trace). Tracing (in eval
 mode) fixes BatchNorm and dropout to eval behaviour, so a traced model in
 train mode is compared with the reference in eval mode.
@@ -42,7 +42,10 @@ def main():
 
     ref, _ = models.build(name)
     ref.load_state_dict(original.state_dict())
-    sites = reference.METHODS[method](ref)
+    method, _, option_text = method.partition(":")
+    options = dict((key, int(value)) for key, value in
+                   (item.split("=") for item in option_text.split(",") if item))
+    sites = reference.METHODS[method](ref, **options)
     print(f"reference: {sites} sites")
 
     ref_state, cand_state = ref.state_dict(), candidate.state_dict()
@@ -68,12 +71,21 @@ def main():
     out_cand = outputs(candidate, example, True)
     diff = close("train", out_ref.detach(), out_cand.detach())
     print(f"train: matches the reference (max abs diff {diff:.2e})")
+    ref_buffers = dict(ref.named_buffers())
+    cand_buffers = dict(candidate.named_buffers())
+    for key in (k for k in ref_buffers if k in cand_buffers):
+        close(f"buffer {key} after train forward", ref_buffers[key].double(),
+              cand_buffers[key].double())
+    print("train: buffers match the reference")
 
     params = dict(candidate.named_parameters())
     out_cand.float().square().mean().backward()
     missing = [n for n, p in params.items() if p.requires_grad and p.grad is None]
     if missing:
         fail(f"no gradient for {missing[:3]}")
+    # Randomly initialized traced models (eval-mode BN) have huge gradients;
+    # clip so one step stays finite whatever the model.
+    torch.nn.utils.clip_grad_norm_(params.values(), 1.0)
     torch.optim.SGD(params.values(), lr=0.01).step()
     with torch.no_grad():
         after = outputs(candidate, example, False)

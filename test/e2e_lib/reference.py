@@ -1,6 +1,8 @@
 """The speedup methods written directly in PyTorch, by module surgery on an
 eager model, as METHODS.md states them: the references the passes' output
 is compared with."""
+import types
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -55,4 +57,35 @@ def blurpool(model, replace_convs=True, replace_maxpools=True, blur_first=True,
     return sites
 
 
-METHODS = {"blurpool": blurpool}
+def _ghost_forward(ghost_batch_size):
+    def forward(self, x):
+        # As nn.BatchNorm's forward: num_batches_tracked counts calls.
+        if self.training and self.track_running_stats:
+            self.num_batches_tracked.add_(1)
+        if not self.training:
+            return F.batch_norm(x, self.running_mean, self.running_var,
+                                self.weight, self.bias, False, self.momentum,
+                                self.eps)
+        chunks = x.split(ghost_batch_size, 0)
+        momentum = self.momentum / len(chunks)
+        return torch.cat([
+            F.batch_norm(chunk, self.running_mean, self.running_var,
+                         self.weight, self.bias, True, momentum, self.eps)
+            for chunk in chunks])
+    return forward
+
+
+def ghost_batchnorm(model, ghost_batch_size=32):
+    """Every BatchNorm normalizes training batches in chunks of
+    ghost_batch_size, running statistics updated per chunk with momentum /
+    chunks; eval is plain BN."""
+    sites = 0
+    for module in model.modules():
+        if isinstance(module, nn.modules.batchnorm._BatchNorm):
+            module.forward = types.MethodType(_ghost_forward(ghost_batch_size),
+                                              module)
+            sites += 1
+    return sites
+
+
+METHODS = {"blurpool": blurpool, "ghost_batchnorm": ghost_batchnorm}

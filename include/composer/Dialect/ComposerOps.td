@@ -379,4 +379,26 @@ def Composer_BlurPool2dOp : Composer_Op<"blur_pool2d", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Composer_GhostBatchNormOp : Composer_Op<"ghost_batch_norm", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "batch normalization over ghost batches (Hoffer et al. 2017)";
+  let description = [{
+    batch_norm's operands and attributes. When `training`, the batch is split
+    into chunks of `ghost_batch_size` samples (the last may be smaller), each
+    normalized with its own statistics, and the running statistics are
+    updated once per chunk with momentum / number of chunks; the chunks are
+    concatenated back. Otherwise it is batch_norm with running statistics.
+  }];
+  let arguments = (ins Composer_AnyTensor:$input,
+                       Composer_TensorOrNone:$weight, Composer_TensorOrNone:$bias,
+                       Composer_TensorOrNone:$running_mean,
+                       Composer_TensorOrNone:$running_var,
+                       Composer_BoolValue:$training, Composer_FloatValue:$momentum,
+                       F64Attr:$eps, BoolAttr:$cudnn_enabled,
+                       I64Attr:$ghost_batch_size);
+  let results = (outs Composer_AnyTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // COMPOSER_OPS
