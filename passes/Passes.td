@@ -59,6 +59,28 @@ def GhostBatchNorm : Pass<"composer-ghost-batchnorm", "::mlir::ModuleOp"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
+def FreezeLayers : Pass<"composer-freeze-layers", "::mlir::ModuleOp"> {
+  let summary = "Layer freezing, static form: freeze the first layers";
+  let description = [{
+    Layers are the modules owning parameters, in the order @forward first
+    reads them. The first `num-layers` (or all up to and including `up-to`)
+    are frozen: their parameters become `frozen` (requires_grad=False once
+    exported) and every edge from a value computed only from frozen
+    parameters into the rest of the graph gets a stop_gradient, so backward
+    stops at the frontier. The last layer is never frozen. The layer order
+    and the count frozen are recorded on the module (`composer.layers`,
+    `composer.frozen_layers`) for a runtime that moves the frontier.
+    Numerics: exact forward; intended change in training.
+  }];
+  let options = [
+    Option<"numLayers", "num-layers", "int64_t", "0",
+           "How many layers to freeze, in forward order">,
+    Option<"upTo", "up-to", "std::string", "",
+           "Freeze every layer up to and including this module path">,
+  ];
+  let dependentDialects = ["::composer::ComposerDialect"];
+}
+
 def LowerToAten : Pass<"composer-lower-to-aten", "::mlir::ModuleOp"> {
   let summary = "Expand method ops into plain aten ops";
   let description = [{

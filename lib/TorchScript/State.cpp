@@ -141,7 +141,30 @@ LogicalResult StateSync::declare(Operation *decl, StringRef key,
 
 } // namespace
 
+/// Records the layer order and frozen count composer-freeze-layers chose
+/// as attributes of the root module, for a runtime that moves the frontier.
+void exportLayerMetadata(ModuleOp module, jit::Module &model) {
+  auto layers = module->getAttrOfType<ArrayAttr>("composer.layers");
+  auto frozen = module->getAttrOfType<IntegerAttr>("composer.frozen_layers");
+  if (!layers || !frozen)
+    return;
+  c10::List<std::string> names;
+  for (Attribute layer : layers)
+    names.push_back(cast<StringAttr>(layer).str());
+  auto setOrRegister = [&](const std::string &name, c10::TypePtr type,
+                           c10::IValue value) {
+    if (model.hasattr(name))
+      model.setattr(name, std::move(value));
+    else
+      model.register_attribute(name, type, std::move(value));
+  };
+  setOrRegister("_composer_layers", c10::ListType::ofStrings(), names);
+  setOrRegister("_composer_frozen_layers", c10::IntType::get(),
+                frozen.getInt());
+}
+
 LogicalResult composer::syncModelState(ModuleOp module, jit::Module &model) {
+  exportLayerMetadata(module, model);
   StateSync sync(model);
   for (Operation &op : module.getBody()->getOperations()) {
     LogicalResult result = success();

@@ -83,6 +83,19 @@ def main():
     missing = [n for n, p in params.items() if p.requires_grad and p.grad is None]
     if missing:
         fail(f"no gradient for {missing[:3]}")
+    out_ref.float().square().mean().backward()
+    ref_params = dict(ref.named_parameters())
+    frozen = 0
+    for name, param in params.items():
+        expected = ref_params[name].grad if name in ref_params else param.grad
+        if (expected is None) != (param.grad is None):
+            fail(f"gradient of {name}: reference {'no ' if expected is None else ''}"
+                 f"gradient, candidate {'no ' if param.grad is None else ''}gradient")
+        if expected is None:
+            frozen += not param.requires_grad
+            continue
+        close(f"gradient of {name}", expected, param.grad)
+    print(f"backward: gradients match the reference ({frozen} frozen)")
     # Randomly initialized traced models (eval-mode BN) have huge gradients;
     # clip so one step stays finite whatever the model.
     torch.nn.utils.clip_grad_norm_(params.values(), 1.0)
@@ -91,7 +104,8 @@ def main():
         after = outputs(candidate, example, False)
     if not torch.isfinite(after).all():
         fail("non-finite output after an SGD step")
-    print(f"sgd: one step trains all {len(params)} parameters")
+    trainable = sum(p.requires_grad for p in params.values())
+    print(f"sgd: one step trains the {trainable} trainable parameters")
     print("PASS")
 
 

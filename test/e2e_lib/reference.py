@@ -88,4 +88,29 @@ def ghost_batchnorm(model, ghost_batch_size=32):
     return sites
 
 
-METHODS = {"blurpool": blurpool, "ghost_batchnorm": ghost_batchnorm}
+def layers_in_order(model):
+    """Modules owning parameters, in parameter order (forward order for the
+    models tested)."""
+    layers = []
+    for name, _ in model.named_parameters():
+        owner = name.rpartition(".")[0]
+        if owner not in layers:
+            layers.append(owner)
+    return layers
+
+
+def freeze_layers(model, num_layers=0):
+    """requires_grad=False on the parameters of the first num_layers layers
+    (never the last)."""
+    layers = layers_in_order(model)
+    frozen = set(layers[:min(num_layers, len(layers) - 1)])
+    sites = 0
+    for name, param in model.named_parameters():
+        if name.rpartition(".")[0] in frozen:
+            param.requires_grad_(False)
+            sites += 1
+    return sites
+
+
+METHODS = {"blurpool": blurpool, "ghost_batchnorm": ghost_batchnorm,
+           "freeze_layers": freeze_layers}

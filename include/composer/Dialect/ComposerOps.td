@@ -351,6 +351,12 @@ def Composer_ToDtypeOp : Composer_PureTorchOp<"to_dtype", "aten::to.dtype"> {
                        OptionalAttr<I64Attr>:$memory_format);
 }
 
+def Composer_StopGradientOp
+    : Composer_PureTorchOp<"stop_gradient", "aten::detach"> {
+  let summary = "the same tensor, cut from autograd (aten::detach)";
+  let arguments = (ins Composer_AnyTensor:$self);
+}
+
 def Composer_ContiguousOp
     : Composer_PureTorchOp<"contiguous", "aten::contiguous"> {
   let summary = "a contiguous tensor in a memory format (aten::contiguous)";
