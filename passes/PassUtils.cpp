@@ -107,7 +107,8 @@ Value composer::createBuffer(OpBuilder &builder, ModuleOp module,
   else
     declBuilder.setInsertionPointToEnd(module.getBody());
   declBuilder.create<BufferOp>(loc, builder.getStringAttr(name),
-                               TypeAttr::get(type), UnitAttr(), init);
+                               TypeAttr::get(type), /*frozen=*/UnitAttr(),
+                               /*channels_last=*/UnitAttr(), init);
   return builder.create<GetParamOp>(
       loc, type, FlatSymbolRefAttr::get(module.getContext(), name));
 }

@@ -81,6 +81,19 @@ def FreezeLayers : Pass<"composer-freeze-layers", "::mlir::ModuleOp"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
+def ChannelsLast : Pass<"composer-channels-last", "::mlir::ModuleOp"> {
+  let summary = "Channels-last: NHWC memory format for convolutions";
+  let description = [{
+    A memory format, not a transpose (METHODS.md): the weights of 2-D
+    convolutions are declared `channels_last`, so export stores them so once,
+    and each tensor argument of @forward that reaches a convolution is made
+    channels_last contiguous once at entry (when it is 4-D). No per-step
+    weight conversion is inserted. Numerics: exact (up to the convolution
+    library's choice of kernel).
+  }];
+  let dependentDialects = ["::composer::ComposerDialect"];
+}
+
 def LowerToAten : Pass<"composer-lower-to-aten", "::mlir::ModuleOp"> {
   let summary = "Expand method ops into plain aten ops";
   let description = [{

@@ -18,7 +18,7 @@ using namespace composer;
 //===----------------------------------------------------------------------===//
 
 static LogicalResult verifyStateDecl(Operation *op, StringRef name,
-                                     TorchTensorType type) {
+                                     TorchTensorType type, bool channelsLast) {
   if (name.empty())
     return op->emitOpError("needs a non-empty state_dict key");
   if (name.front() == '.' || name.back() == '.' || name.contains(".."))
@@ -26,15 +26,19 @@ static LogicalResult verifyStateDecl(Operation *op, StringRef name,
            << name << "' has an empty path component";
   if (!type.hasStaticShape() || !type.hasDtype())
     return op->emitOpError("needs a fully known shape and dtype, got ") << type;
+  if (channelsLast && type.getRank() != 4)
+    return op->emitOpError("channels_last needs a 4-D tensor, got ") << type;
   return success();
 }
 
 LogicalResult ParameterOp::verify() {
-  return verifyStateDecl(*this, getSymName(), getTensorType());
+  return verifyStateDecl(*this, getSymName(), getTensorType(),
+                         getChannelsLast());
 }
 
 LogicalResult BufferOp::verify() {
-  return verifyStateDecl(*this, getSymName(), getTensorType());
+  return verifyStateDecl(*this, getSymName(), getTensorType(),
+                         getChannelsLast());
 }
 
 LogicalResult GetParamOp::verifySymbolUses(SymbolTableCollection &symbols) {

@@ -97,15 +97,19 @@ LogicalResult Importer::declareState(ModuleOp module) {
     auto type = TypeAttr::get(
         TorchTensorType::get(ctx, true, tensor.sizes().vec(), dtype));
     auto nameAttr = builder.getStringAttr(name);
+    auto flag = [&](bool set) {
+      return set ? builder.getUnitAttr() : UnitAttr();
+    };
+    bool channelsLast = tensor.dim() == 4 && !tensor.is_contiguous() &&
+                        tensor.is_contiguous(at::MemoryFormat::ChannelsLast);
     if (isParameter)
       builder.create<ParameterOp>(loc, nameAttr, type,
-                                  /*frozen=*/tensor.requires_grad()
-                                      ? UnitAttr()
-                                      : builder.getUnitAttr(),
+                                  /*frozen=*/flag(!tensor.requires_grad()),
+                                  flag(channelsLast),
                                   /*initializer=*/Attribute());
     else
       builder.create<BufferOp>(loc, nameAttr, type, /*frozen=*/UnitAttr(),
-                               /*initializer=*/Attribute());
+                               flag(channelsLast), /*initializer=*/Attribute());
     return success();
   };
   for (const auto &param : model.named_parameters(/*recurse=*/true))

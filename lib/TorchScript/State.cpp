@@ -18,7 +18,8 @@ public:
   explicit StateSync(jit::Module &model) : model(model) {}
 
   LogicalResult declare(Operation *decl, StringRef key, bool isParameter,
-                        bool frozen, Attribute initializer, Type type);
+                        bool frozen, bool channelsLast, Attribute initializer,
+                        Type type);
 
 private:
   FailureOr<jit::Module> ownModule(StringRef path, Location loc);
@@ -84,9 +85,26 @@ FailureOr<jit::Module> StateSync::ownModule(StringRef path, Location loc) {
   return owned[path] = child;
 }
 
+/// The tensor in channels_last memory format if its declaration asks for it,
+/// back in the default format if it no longer does; otherwise (other
+/// layouts included) the same tensor.
+at::Tensor inMemoryFormat(const at::Tensor &tensor, bool channelsLast) {
+  bool isChannelsLast = tensor.dim() == 4 && !tensor.is_contiguous() &&
+                        tensor.is_contiguous(at::MemoryFormat::ChannelsLast);
+  if (tensor.dim() != 4 || channelsLast == isChannelsLast ||
+      (!channelsLast && !isChannelsLast))
+    return tensor;
+  at::MemoryFormat format = channelsLast ? at::MemoryFormat::ChannelsLast
+                                         : at::MemoryFormat::Contiguous;
+  at::Tensor converted = tensor.detach().contiguous(format);
+  converted.set_requires_grad(tensor.requires_grad());
+  return converted;
+}
+
 LogicalResult StateSync::declare(Operation *decl, StringRef key,
                                  bool isParameter, bool frozen,
-                                 Attribute initializer, Type type) {
+                                 bool channelsLast, Attribute initializer,
+                                 Type type) {
   Location loc = decl->getLoc();
   auto [modulePath, name] = splitAttrPath(key);
   // Existing state: only requires_grad can change.
@@ -107,6 +125,9 @@ LogicalResult StateSync::declare(Operation *decl, StringRef key,
       return emitError(loc, "'") << key << "' is not a tensor in the model";
     if (isParameter && value.toTensor().requires_grad() == frozen)
       value.toTensor().requires_grad_(!frozen);
+    at::Tensor formatted = inMemoryFormat(value.toTensor(), channelsLast);
+    if (!formatted.is_same(value.toTensor()))
+      owner.setattr(name.str(), formatted);
     return success();
   }
 
@@ -127,7 +148,7 @@ LogicalResult StateSync::declare(Operation *decl, StringRef key,
   if (!at::is_expandable_to(value.sizes(), shape))
     return emitError(loc, "initializer of '")
            << key << "' does not broadcast to the declared shape " << type;
-  value = value.expand(shape).contiguous();
+  value = inMemoryFormat(value.expand(shape).contiguous(), channelsLast);
   FailureOr<jit::Module> parent = ownModule(modulePath, loc);
   if (failed(parent))
     return failure();
@@ -170,12 +191,13 @@ LogicalResult composer::syncModelState(ModuleOp module, jit::Module &model) {
     LogicalResult result = success();
     if (auto param = dyn_cast<ParameterOp>(op))
       result = sync.declare(param, param.getSymName(), /*isParameter=*/true,
-                            param.getFrozen(), param.getInitializerAttr(),
-                            param.getType());
+                            param.getFrozen(), param.getChannelsLast(),
+                            param.getInitializerAttr(), param.getType());
     else if (auto buffer = dyn_cast<BufferOp>(op))
-      result = sync.declare(buffer, buffer.getSymName(), /*isParameter=*/false,
-                            /*frozen=*/false, buffer.getInitializerAttr(),
-                            buffer.getType());
+      result = sync.declare(buffer, buffer.getSymName(),
+                            /*isParameter=*/false, /*frozen=*/false,
+                            buffer.getChannelsLast(),
+                            buffer.getInitializerAttr(), buffer.getType());
     if (failed(result))
       return failure();
   }

@@ -758,3 +758,10 @@ func.func @convolution_transposed_groups_zero(%x: !composer.tensor, %w: !compose
       : (!composer.tensor, !composer.tensor<4x3x3xf32>, !composer.none) -> !composer.tensor
   return
 }
+
+// -----
+
+module {
+  // expected-error@+1 {{'composer.parameter' op channels_last needs a 4-D tensor, got '!composer.tensor<8xf32>'}}
+  composer.parameter @bias channels_last : !composer.tensor<8xf32>
+}

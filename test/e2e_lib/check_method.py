@@ -54,6 +54,11 @@ def main():
         fail("original state changed")
     added = sorted(set(cand_state) - set(kept))
     print(f"state: {len(kept)} original entries kept, {len(added)} added")
+    if method == "channels_last":
+        stored = sum(p.dim() == 4
+                     and p.is_contiguous(memory_format=torch.channels_last)
+                     for p in candidate.parameters())
+        print(f"state: {stored} parameters stored channels_last")
 
     def outputs(model, x, train):
         model.train(train)

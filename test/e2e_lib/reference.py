@@ -112,5 +112,20 @@ def freeze_layers(model, num_layers=0):
     return sites
 
 
+def channels_last(model):
+    """4-D parameters stored channels_last, 4-D inputs converted once at
+    entry."""
+    model.to(memory_format=torch.channels_last)
+    inner = model.forward
+
+    def forward(x):
+        if x.dim() == 4:
+            x = x.contiguous(memory_format=torch.channels_last)
+        return inner(x)
+
+    model.forward = forward
+    return sum(p.dim() == 4 for p in model.parameters())
+
+
 METHODS = {"blurpool": blurpool, "ghost_batchnorm": ghost_batchnorm,
-           "freeze_layers": freeze_layers}
+           "freeze_layers": freeze_layers, "channels_last": channels_last}

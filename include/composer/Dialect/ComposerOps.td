@@ -20,9 +20,11 @@ class Composer_StateDeclOp<string mnemonic>
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<Composer_AnyTensor>:$type,
                        UnitAttr:$frozen,
+                       UnitAttr:$channels_last,
                        OptionalAttr<AnyAttr>:$initializer);
   let assemblyFormat = [{
-    $sym_name (`frozen` $frozen^)? (`init` `(` $initializer^ `)`)? attr-dict `:` $type
+    $sym_name (`frozen` $frozen^)? (`channels_last` $channels_last^)?
+    (`init` `(` $initializer^ `)`)? attr-dict `:` $type
   }];
   let extraClassDeclaration = [{
     ::composer::TorchTensorType getTensorType() {
@@ -35,8 +37,10 @@ class Composer_StateDeclOp<string mnemonic>
 def Composer_ParameterOp : Composer_StateDeclOp<"parameter"> {
   let summary = "a parameter of the model, named by its state_dict key";
   let description = [{
-    `frozen` means requires_grad is false. `init` is set on parameters a pass
-    creates; the exporter materializes them from it. Example:
+    `frozen` means requires_grad is false; `channels_last` that the tensor is
+    stored in channels_last memory format (4-D only). `init` is set on
+    parameters a pass creates; the exporter materializes them from it
+    (broadcasting it to the declared shape). Example:
     `composer.parameter @"conv1.weight" : !composer.tensor<64x3x7x7xf32>`
   }];
 }

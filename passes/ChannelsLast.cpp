@@ -1,0 +1,156 @@
+//===- ChannelsLast.cpp - NHWC memory format ------------------------------===//
+//
+// Channels-last as METHODS.md states it: convolution weights stored
+// channels_last once (a property of the parameter, applied at export) and
+// inputs converted once at the graph entry. oneDNN and cuDNN then pick NHWC
+// kernels, and activations stay channels_last through the network.
+//
+//===----------------------------------------------------------------------===//
+
+#include "composer/Passes/PassUtils.h"
+#include "composer/Passes/Passes.h"
+#include "composer/Passes/Report.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace composer {
+#define GEN_PASS_DEF_CHANNELSLAST
+#include "composer/Passes/Passes.h.inc"
+} // namespace composer
+
+using namespace mlir;
+using namespace composer;
+
+namespace {
+
+/// c10::MemoryFormat::ChannelsLast.
+constexpr int64_t kChannelsLast = 2;
+
+/// Whether `value` flows into a convolution's input through ops that keep
+/// the layout (so converting it at entry pays off).
+bool reachesConvolution(Value value, unsigned depth = 0) {
+  if (depth > 8)
+    return false;
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<Conv2dOp, ConvolutionOp>(user) && use.getOperandNumber() == 0)
+      return true;
+    if (isa<ReluOp, SigmoidOp, SiluOp, HardswishOp, GeluOp, DropoutOp, AddOp,
+            MulOp, BatchNormOp, GhostBatchNormOp, MaxPool2dOp, AvgPool2dOp,
+            BlurPool2dOp, ContiguousOp, ToDtypeOp>(user) &&
+        reachesConvolution(user->getResult(0), depth + 1))
+      return true;
+  }
+  return false;
+}
+
+bool isConvertedAtEntry(Value arg) {
+  return llvm::any_of(arg.getUsers(),
+                      [](Operation *user) {
+                        auto contiguous = dyn_cast<ContiguousOp>(user);
+                        return contiguous &&
+                               contiguous.getMemoryFormat() == kChannelsLast;
+                      }) ||
+         llvm::any_of(arg.getUsers(), [](Operation *user) {
+           return isa<IfOp>(user) &&
+                  user->hasAttr("composer.channels_last_entry");
+         });
+}
+
+struct ChannelsLastPass
+    : public composer::impl::ChannelsLastBase<ChannelsLastPass> {
+  void runOnOperation() override;
+
+private:
+  /// `arg` as channels_last: a contiguous op if it is known 4-D, else one
+  /// guarded by a rank check.
+  Value convertAtEntry(OpBuilder &builder, BlockArgument arg);
+};
+
+Value ChannelsLastPass::convertAtEntry(OpBuilder &builder, BlockArgument arg) {
+  MLIRContext *ctx = &getContext();
+  Location loc = arg.getLoc();
+  auto toChannelsLast = [&](Value input) -> Value {
+    return builder.create<ContiguousOp>(
+        loc, input.getType(), input, builder.getI64IntegerAttr(kChannelsLast));
+  };
+  auto type = cast<TorchTensorType>(arg.getType());
+  if (type.getHasRank())
+    return toChannelsLast(arg);
+  Value rank =
+      builder
+          .create<GenericOp>(loc, TypeRange{IntType::get(ctx)}, "aten::dim",
+                             ValueRange{arg}, DictionaryAttr())
+          .getResult(0);
+  Value four = builder.create<ConstantOp>(loc, IntType::get(ctx),
+                                          builder.getI64IntegerAttr(4));
+  Value is4d =
+      builder
+          .create<GenericOp>(loc, TypeRange{BoolType::get(ctx)}, "aten::eq",
+                             ValueRange{rank, four}, DictionaryAttr())
+          .getResult(0);
+  auto ifOp = builder.create<IfOp>(loc, TypeRange{type}, is4d);
+  ifOp->setAttr("composer.channels_last_entry", builder.getUnitAttr());
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(&ifOp.getThenRegion().emplaceBlock());
+  builder.create<YieldOp>(loc, toChannelsLast(arg));
+  builder.setInsertionPointToEnd(&ifOp.getElseRegion().emplaceBlock());
+  builder.create<YieldOp>(loc, ValueRange{arg});
+  return ifOp.getResult(0);
+}
+
+void ChannelsLastPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SiteReport report(module, getArgument());
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  if (!forward) {
+    module.emitError("no func.func @forward");
+    return signalPassFailure();
+  }
+
+  // Weights: a property of the parameter, applied once at export.
+  llvm::StringSet<> weights;
+  forward.walk([&](Operation *op) {
+    Value weight;
+    if (auto conv = dyn_cast<Conv2dOp>(op))
+      weight = conv.getWeight();
+    else if (auto conv = dyn_cast<ConvolutionOp>(op))
+      weight = conv.getWeight();
+    else
+      return;
+    auto read = weight.getDefiningOp<GetParamOp>();
+    TorchTensorType type = getDeclaredStateType(weight);
+    if (!read || !type)
+      return report.skip(op, "weight is not a parameter");
+    if (type.getRank() != 4)
+      return report.skip(op, "not a 2-D convolution");
+    weights.insert(read.getName());
+  });
+  for (Operation &op : module.getBody()->getOperations()) {
+    auto param = dyn_cast<ParameterOp>(op);
+    if (param && weights.contains(param.getSymName())) {
+      param.setChannelsLast(true);
+      report.match(param);
+    }
+  }
+
+  // Inputs: converted once at entry.
+  OpBuilder builder(forward.getBody());
+  for (BlockArgument arg : forward.getArguments()) {
+    auto type = dyn_cast<TorchTensorType>(arg.getType());
+    if (!type || (type.getHasRank() && type.getRank() != 4) ||
+        !reachesConvolution(arg) || isConvertedAtEntry(arg))
+      continue;
+    // Uses from before the conversion exists: those it must not replace.
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : arg.getUses())
+      uses.push_back(&use);
+    Value converted = convertAtEntry(builder, arg);
+    for (OpOperand *use : uses)
+      use->set(converted);
+  }
+  report.emit("convolution weights made channels_last");
+}
+
+} // namespace
