@@ -16,6 +16,9 @@ using namespace composer;
 void composer::registerComposerPipelines() {
   PassPipelineRegistration<>(
       "composer-mild",
-      "Composer's mild recipe, graph part: BlurPool with its defaults",
-      [](OpPassManager &pm) { pm.addPass(createBlurPool()); });
+      "Composer's mild recipe, graph part: BlurPool and channels-last",
+      [](OpPassManager &pm) {
+        pm.addPass(createBlurPool());
+        pm.addPass(createChannelsLast());
+      });
 }

@@ -15,8 +15,10 @@ module {
   }
 }
 
-// composer-mild blurs convolutions and pools.
+// composer-mild blurs convolutions and pools and makes them channels_last.
+// MILD: composer.parameter @conv.weight channels_last
 // MILD-LABEL: func.func @forward
+// MILD: composer.contiguous %{{.*}} {memory_format = 2 : i64}
 // MILD: composer.blur_pool2d
 // MILD: composer.conv2d
 // MILD: composer.max_pool2d
