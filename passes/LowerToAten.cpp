@@ -10,6 +10,7 @@
 #include "composer/Passes/Report.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace composer {
 #define GEN_PASS_DEF_LOWERTOATEN
@@ -160,6 +161,37 @@ LogicalResult lowerGhostBatchNorm(GhostBatchNormOp ghost) {
   return success();
 }
 
+/// squeeze_excite: mean over H and W, fc1, relu, fc2, sigmoid, and the
+/// input scaled by the gate broadcast over H and W.
+LogicalResult lowerSqueezeExcite(SqueezeExciteOp se) {
+  MLIRContext *ctx = se.getContext();
+  Location loc = se.getLoc();
+  OpBuilder builder(se);
+  AtenBuilder aten(builder, loc);
+  auto tensorType = TorchTensorType::get(ctx);
+  Value spatialDims = builder.create<ConstantOp>(
+      loc, ListType::get(ctx, IntType::get(ctx)),
+      builder.getArrayAttr(
+          {builder.getI64IntegerAttr(2), builder.getI64IntegerAttr(3)}));
+  Value pooled =
+      aten.node("aten::mean",
+                {se.getInput(), spatialDims, aten.boolean(false), aten.none()},
+                tensorType);
+  Value hidden = builder.create<LinearOp>(loc, tensorType, pooled, se.getFc1(),
+                                          aten.none());
+  hidden = builder.create<ReluOp>(loc, tensorType, hidden, UnitAttr());
+  Value gate = builder.create<LinearOp>(loc, tensorType, hidden, se.getFc2(),
+                                        aten.none());
+  gate = builder.create<SigmoidOp>(loc, tensorType, gate, UnitAttr());
+  for (int i = 0; i < 2; ++i)
+    gate = aten.node("aten::unsqueeze", {gate, aten.integer(-1)}, tensorType);
+  Value scaled =
+      builder.create<MulOp>(loc, tensorType, se.getInput(), gate, UnitAttr());
+  se.replaceAllUsesWith(scaled);
+  se.erase();
+  return success();
+}
+
 struct LowerToAtenPass
     : public composer::impl::LowerToAtenBase<LowerToAtenPass> {
   void runOnOperation() override {
@@ -167,15 +199,15 @@ struct LowerToAtenPass
     SiteReport report(module, getArgument());
     SmallVector<Operation *> methodOps;
     module.walk([&](Operation *op) {
-      if (isa<BlurPool2dOp, GhostBatchNormOp>(op))
+      if (isa<BlurPool2dOp, GhostBatchNormOp, SqueezeExciteOp>(op))
         methodOps.push_back(op);
     });
     for (Operation *op : methodOps) {
       report.match(op);
-      LogicalResult lowered =
-          isa<BlurPool2dOp>(op)
-              ? lowerBlurPool(cast<BlurPool2dOp>(op))
-              : lowerGhostBatchNorm(cast<GhostBatchNormOp>(op));
+      LogicalResult lowered = llvm::TypeSwitch<Operation *, LogicalResult>(op)
+                                  .Case<BlurPool2dOp>(lowerBlurPool)
+                                  .Case<GhostBatchNormOp>(lowerGhostBatchNorm)
+                                  .Case<SqueezeExciteOp>(lowerSqueezeExcite);
       if (failed(lowered))
         return signalPassFailure();
     }

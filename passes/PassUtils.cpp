@@ -78,37 +78,47 @@ std::string composer::joinStatePath(StringRef modulePath, StringRef name) {
   return modulePath.empty() ? name.str() : (modulePath + "." + name).str();
 }
 
-Value composer::createBuffer(OpBuilder &builder, ModuleOp module,
-                             StringRef baseName, TorchTensorType type,
-                             Attribute init, Location loc) {
+/// Declares a parameter or buffer named `baseName` (or with a numeric
+/// suffix if an unrelated symbol has the name) before @forward, and reads it.
+template <typename DeclOp>
+static Value createState(OpBuilder &builder, ModuleOp module,
+                         StringRef baseName, TorchTensorType type,
+                         Attribute init, Location loc) {
+  MLIRContext *ctx = module.getContext();
   SymbolTable symbols(module);
   std::string name = baseName.str();
   for (unsigned suffix = 1; Operation *existing = symbols.lookup(name);
        ++suffix) {
-    // The same buffer again (one module's method reached on two branches,
-    // say): read the one there is.
-    auto buffer = dyn_cast<BufferOp>(existing);
-    if (buffer && buffer.getType() == type &&
-        buffer.getInitializerAttr() == init)
-      return builder.create<GetParamOp>(
-          loc, type, FlatSymbolRefAttr::get(module.getContext(), name));
+    // The same declaration again (one module's method reached on two
+    // branches, say): read the one there is.
+    auto same = dyn_cast<DeclOp>(existing);
+    if (same && same.getType() == type && same.getInitializerAttr() == init)
+      return builder.create<GetParamOp>(loc, type,
+                                        FlatSymbolRefAttr::get(ctx, name));
     name = (baseName + "_" + Twine(suffix)).str();
   }
   // Declarations stay together, before @forward.
-  OpBuilder declBuilder(module.getContext());
-  Operation *firstFunc = nullptr;
-  for (Operation &op : module.getBody()->getOperations())
-    if (isa<func::FuncOp>(op)) {
-      firstFunc = &op;
-      break;
-    }
-  if (firstFunc)
-    declBuilder.setInsertionPoint(firstFunc);
-  else
+  OpBuilder declBuilder(ctx);
+  auto funcs = module.getOps<func::FuncOp>();
+  if (funcs.empty())
     declBuilder.setInsertionPointToEnd(module.getBody());
-  declBuilder.create<BufferOp>(loc, builder.getStringAttr(name),
-                               TypeAttr::get(type), /*frozen=*/UnitAttr(),
-                               /*channels_last=*/UnitAttr(), init);
-  return builder.create<GetParamOp>(
-      loc, type, FlatSymbolRefAttr::get(module.getContext(), name));
+  else
+    declBuilder.setInsertionPoint(*funcs.begin());
+  declBuilder.create<DeclOp>(loc, builder.getStringAttr(name),
+                             TypeAttr::get(type), /*frozen=*/UnitAttr(),
+                             /*channels_last=*/UnitAttr(), init);
+  return builder.create<GetParamOp>(loc, type,
+                                    FlatSymbolRefAttr::get(ctx, name));
+}
+
+Value composer::createBuffer(OpBuilder &builder, ModuleOp module,
+                             StringRef baseName, TorchTensorType type,
+                             Attribute init, Location loc) {
+  return createState<BufferOp>(builder, module, baseName, type, init, loc);
+}
+
+Value composer::createParameter(OpBuilder &builder, ModuleOp module,
+                                StringRef baseName, TorchTensorType type,
+                                Attribute init, Location loc) {
+  return createState<ParameterOp>(builder, module, baseName, type, init, loc);
 }

@@ -94,6 +94,26 @@ def ChannelsLast : Pass<"composer-channels-last", "::mlir::ModuleOp"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
+def SqueezeExcite : Pass<"composer-squeeze-excite", "::mlir::ModuleOp"> {
+  let summary = "Squeeze-Excite: a channel gate after large convolutions";
+  let description = [{
+    After each 2-D convolution with min(in, out channels) >= min-channels
+    (strided, 1x1 and grouped ones included; never one already followed by
+    a squeeze_excite), inserts a squeeze_excite with new bias-free weights
+    `<conv>.se.fc1.weight` (L x C) and `<conv>.se.fc2.weight` (C x L),
+    L = latent-channels if >= 1 else int(latent-channels * C), initialized as
+    PyTorch's Linear (uniform in +-1/sqrt(fan_in)) at export. Numerics:
+    intended change.
+  }];
+  let options = [
+    Option<"latentChannels", "latent-channels", "double", "64",
+           "Latent width L, or a fraction of the channels if below 1">,
+    Option<"minChannels", "min-channels", "int64_t", "128",
+           "Skip convolutions with fewer input or output channels">,
+  ];
+  let dependentDialects = ["::composer::ComposerDialect"];
+}
+
 def LowerToAten : Pass<"composer-lower-to-aten", "::mlir::ModuleOp"> {
   let summary = "Expand method ops into plain aten ops";
   let description = [{

@@ -6,6 +6,9 @@
 #include "mlir/IR/Diagnostics.h"
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "llvm/Support/xxhash.h"
 
 using namespace mlir;
 using namespace composer;
@@ -101,6 +104,46 @@ at::Tensor inMemoryFormat(const at::Tensor &tensor, bool channelsLast) {
   return converted;
 }
 
+/// The tensor a new parameter or buffer starts as: a dense initializer
+/// broadcast to the declared shape (a 1x1x3x3 blur filter for a Cx1x3x3
+/// buffer, say), or "linear_default", PyTorch's nn.Linear initialization
+/// (uniform in +-1/sqrt(fan_in)) drawn from a generator seeded by the name,
+/// so that exports are reproducible.
+FailureOr<at::Tensor> materializeInitializer(StringRef key,
+                                             Attribute initializer,
+                                             TorchTensorType declared,
+                                             Location loc) {
+  std::vector<int64_t> shape = declared.getSizes().vec();
+  std::optional<c10::ScalarType> dtype = exportDtype(declared.getDtype());
+  if (!dtype)
+    return emitError(loc, "'") << key << "' has no tensor dtype";
+  if (auto kind = dyn_cast_or_null<StringAttr>(initializer)) {
+    if (kind.getValue() != "linear_default" || shape.size() != 2)
+      return emitError(loc, "'")
+             << key << "': unknown initializer " << kind
+             << " (expected \"linear_default\" for a 2-D weight)";
+    at::Generator generator =
+        at::make_generator<at::CPUGeneratorImpl>(llvm::xxh3_64bits(key));
+    double bound = 1.0 / std::sqrt(static_cast<double>(shape[1]));
+    return at::empty(shape, at::TensorOptions().dtype(*dtype))
+        .uniform_(-bound, bound, generator);
+  }
+  auto elements = dyn_cast_or_null<DenseElementsAttr>(initializer);
+  if (!elements)
+    return emitError(loc, "'")
+           << key << "' is not in the model and has no initializer";
+  std::string error;
+  std::optional<c10::IValue> tensor =
+      exportConstant(elements, c10::TensorType::get(), error);
+  if (!tensor)
+    return emitError(loc, "initializer of '") << key << "': " << error;
+  at::Tensor value = tensor->toTensor();
+  if (!at::is_expandable_to(value.sizes(), shape))
+    return emitError(loc, "initializer of '")
+           << key << "' does not broadcast to the declared shape " << declared;
+  return value.expand(shape).contiguous();
+}
+
 LogicalResult StateSync::declare(Operation *decl, StringRef key,
                                  bool isParameter, bool frozen,
                                  bool channelsLast, Attribute initializer,
@@ -131,24 +174,11 @@ LogicalResult StateSync::declare(Operation *decl, StringRef key,
     return success();
   }
 
-  auto elements = dyn_cast_or_null<DenseElementsAttr>(initializer);
-  if (!elements)
-    return emitError(loc, "'")
-           << key << "' is not in the model and has no dense initializer";
-  std::string error;
-  std::optional<c10::IValue> tensor =
-      exportConstant(elements, c10::TensorType::get(), error);
-  if (!tensor)
-    return emitError(loc, "initializer of '") << key << "': " << error;
-  // An initializer may be smaller than the declared shape and broadcast to
-  // it (a 1x1x3x3 blur filter for a Cx1x3x3 buffer, say).
-  auto declared = cast<TorchTensorType>(type);
-  std::vector<int64_t> shape = declared.getSizes().vec();
-  at::Tensor value = tensor->toTensor();
-  if (!at::is_expandable_to(value.sizes(), shape))
-    return emitError(loc, "initializer of '")
-           << key << "' does not broadcast to the declared shape " << type;
-  value = inMemoryFormat(value.expand(shape).contiguous(), channelsLast);
+  FailureOr<at::Tensor> initial = materializeInitializer(
+      key, initializer, cast<TorchTensorType>(type), loc);
+  if (failed(initial))
+    return failure();
+  at::Tensor value = inMemoryFormat(*initial, channelsLast);
   FailureOr<jit::Module> parent = ownModule(modulePath, loc);
   if (failed(parent))
     return failure();

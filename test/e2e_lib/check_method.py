@@ -2,12 +2,13 @@
 the method applied by module surgery (reference.py) to the same weights, in
 a fresh process.
 
-Run as: check_method.py METHOD[:OPTION=INT,...] MODEL_NAME MODE ORIGINAL.pt CANDIDATE.pt INPUT.pt
+Run as: check_method.py METHOD[:OPTION=NUMBER,...] MODEL_NAME MODE ORIGINAL.pt CANDIDATE.pt INPUT.pt
 MODE is how ORIGINAL.pt was exported (script or trace). Tracing (in eval
 mode) fixes BatchNorm and dropout to eval behaviour, so a traced model in
 train mode is compared with the reference in eval mode.
 Prints one line per check; exits 1 on the first failure.
 """
+import inspect
 import sys
 
 import torch
@@ -43,9 +44,13 @@ def main():
     ref, _ = models.build(name)
     ref.load_state_dict(original.state_dict())
     method, _, option_text = method.partition(":")
-    options = dict((key, int(value)) for key, value in
+    options = dict((key, float(value) if "." in value else int(value))
+                   for key, value in
                    (item.split("=") for item in option_text.split(",") if item))
-    sites = reference.METHODS[method](ref, **options)
+    apply = reference.METHODS[method]
+    if "candidate_state" in inspect.signature(apply).parameters:
+        options["candidate_state"] = candidate.state_dict()
+    sites = apply(ref, **options)
     print(f"reference: {sites} sites")
 
     ref_state, cand_state = ref.state_dict(), candidate.state_dict()
@@ -54,6 +59,13 @@ def main():
         fail("original state changed")
     added = sorted(set(cand_state) - set(kept))
     print(f"state: {len(kept)} original entries kept, {len(added)} added")
+    if method == "squeeze_excite":
+        weights = [cand_state[k] for k in added if k.endswith(".weight")]
+        bounds_ok = all(w.abs().max() <= 1 / w.shape[1] ** 0.5 and
+                        w.std() > 0.4 / w.shape[1] ** 0.5 for w in weights)
+        if not bounds_ok:
+            fail("new weights are not PyTorch's Linear initialization")
+        print(f"init: {len(weights)} new weights uniform in +-1/sqrt(fan_in)")
     if method == "channels_last":
         stored = sum(p.dim() == 4
                      and p.is_contiguous(memory_format=torch.channels_last)

@@ -127,5 +127,43 @@ def channels_last(model):
     return sum(p.dim() == 4 for p in model.parameters())
 
 
-METHODS = {"blurpool": blurpool, "ghost_batchnorm": ghost_batchnorm,
+class SqueezeExcite(nn.Module):
+    def __init__(self, channels, latent):
+        super().__init__()
+        self.fc1 = nn.Linear(channels, latent, bias=False)
+        self.fc2 = nn.Linear(latent, channels, bias=False)
+
+    def forward(self, x):
+        gate = torch.sigmoid(self.fc2(torch.relu(self.fc1(x.mean((2, 3))))))
+        return x * gate[:, :, None, None]
+
+
+def squeeze_excite(model, latent_channels=64, min_channels=128,
+                   candidate_state=None):
+    """An SE block after each Conv2d with min(in, out) >= min_channels; its
+    weights are taken from candidate_state (<conv>.se.fc{1,2}.weight) so
+    outputs can be compared."""
+    sites = 0
+    names = {module: name for name, module in model.named_modules()}
+    for module in list(model.modules()):
+        for name, child in list(module.named_children()):
+            if not isinstance(child, nn.Conv2d):
+                continue
+            if min(child.in_channels, child.out_channels) < min_channels:
+                continue
+            channels = child.out_channels
+            latent = (int(latent_channels) if latent_channels >= 1
+                      else int(latent_channels * channels))
+            se = SqueezeExcite(channels, latent)
+            prefix = names[child] + ".se."
+            if candidate_state is not None:
+                with torch.no_grad():
+                    se.fc1.weight.copy_(candidate_state[prefix + "fc1.weight"])
+                    se.fc2.weight.copy_(candidate_state[prefix + "fc2.weight"])
+            setattr(module, name, nn.Sequential(child, se))
+            sites += 1
+    return sites
+
+
+METHODS = {"blurpool": blurpool, "squeeze_excite": squeeze_excite, "ghost_batchnorm": ghost_batchnorm,
            "freeze_layers": freeze_layers, "channels_last": channels_last}

@@ -411,4 +411,18 @@ def Composer_GhostBatchNormOp : Composer_Op<"ghost_batch_norm", [
   let hasVerifier = 1;
 }
 
+def Composer_SqueezeExciteOp : Composer_Op<"squeeze_excite", [Pure]> {
+  let summary = "squeeze-and-excitation gate (Hu et al. 2018)";
+  let description = [{
+    `input * sigmoid(fc2 relu(fc1 mean_hw(input)))`, the gate broadcast over
+    H and W; fc1 (L x C) and fc2 (C x L) have no biases.
+  }];
+  let arguments = (ins Composer_AnyTensor:$input, Composer_AnyTensor:$fc1,
+                       Composer_AnyTensor:$fc2);
+  let results = (outs Composer_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $fc1 `,` $fc2 attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 #endif // COMPOSER_OPS

@@ -35,6 +35,12 @@ mlir::Value createBuffer(mlir::OpBuilder &builder, mlir::ModuleOp module,
                          llvm::StringRef baseName, TorchTensorType type,
                          mlir::Attribute init, mlir::Location loc);
 
+/// Declares a parameter `baseName` (unique as for createBuffer) with
+/// initializer `init` and returns a read of it.
+mlir::Value createParameter(mlir::OpBuilder &builder, mlir::ModuleOp module,
+                            llvm::StringRef baseName, TorchTensorType type,
+                            mlir::Attribute init, mlir::Location loc);
+
 /// Joins a module path and a name with a dot, or returns the name alone.
 std::string joinStatePath(llvm::StringRef modulePath, llvm::StringRef name);
 
