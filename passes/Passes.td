@@ -114,6 +114,26 @@ def SqueezeExcite : Pass<"composer-squeeze-excite", "::mlir::ModuleOp"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
+def MixedPrecision : Pass<"composer-mixed-precision", "::mlir::ModuleOp"> {
+  let summary = "Mixed precision: autocast as a graph rewrite";
+  let description = [{
+    Following PyTorch autocast's lists (METHODS.md): convolutions, linear and
+    matmul run in `dtype` (their inputs, weights and biases cast on use, so
+    parameters stay fp32 master weights); softmax, layer/group/batch norm and
+    the reductions and losses autocast keeps in fp32 get fp32 inputs; other
+    ops follow their inputs. A cast back to `dtype` of a value just cast up
+    from `dtype` is removed. With `low-precision-norms`, layer and group norm
+    run in `dtype` instead. Numerics: approximate.
+  }];
+  let options = [
+    Option<"dtype", "dtype", "std::string", "\"bf16\"",
+           "Low-precision dtype: bf16 or f16">,
+    Option<"lowPrecisionNorms", "low-precision-norms", "bool", "false",
+           "Run layer_norm and group_norm in the low-precision dtype">,
+  ];
+  let dependentDialects = ["::composer::ComposerDialect"];
+}
+
 def LowerToAten : Pass<"composer-lower-to-aten", "::mlir::ModuleOp"> {
   let summary = "Expand method ops into plain aten ops";
   let description = [{

@@ -1,0 +1,86 @@
+"""Checks a model written by composer-opt with composer-mixed-precision
+(bf16) against the original run under torch.autocast, in a fresh process.
+
+Run as: check_mixed_precision.py ORIGINAL.pt CANDIDATE.pt INPUT.pt
+Prints one line per check; exits 1 on the first failure.
+"""
+import sys
+
+import torch
+
+MATMUL_LIKE = {"aten::conv2d", "aten::_convolution", "aten::linear",
+               "aten::matmul"}
+BF16 = 15  # c10::ScalarType::BFloat16
+TOLERANCE = 0.03  # of the output's largest magnitude: bf16 has 8 bits
+
+
+def fail(message):
+    print(f"FAIL: {message}")
+    sys.exit(1)
+
+
+def casts_to_bf16(value):
+    node = value.node()
+    return (node.kind() == "aten::to"
+            and node.inputsAt(1).toIValue() == BF16)
+
+
+def main():
+    original_path, candidate_path, input_path = sys.argv[1:4]
+    torch.set_num_threads(2)
+    example = torch.load(input_path)
+    original = torch.jit.load(original_path).eval()
+    candidate = torch.jit.load(candidate_path).eval()
+
+    state_o, state_c = original.state_dict(), candidate.state_dict()
+    if list(state_o) != list(state_c) or any(
+            not torch.equal(state_o[k], state_c[k]) for k in state_o):
+        fail("parameters or buffers changed")
+    if any(p.dtype != torch.float32 for p in candidate.parameters()):
+        fail("parameters are no longer fp32 master weights")
+    print(f"state: {len(state_c)} entries unchanged, parameters fp32")
+
+    graph = candidate.forward.graph.copy()
+    torch._C._jit_pass_inline(graph)
+    sites = [n for n in graph.findAllNodes("aten::conv2d")
+             + graph.findAllNodes("aten::_convolution")
+             + graph.findAllNodes("aten::linear")
+             + graph.findAllNodes("aten::matmul")]
+    low = [n for n in sites
+           if all(casts_to_bf16(v) for v in list(n.inputs())[:2])]
+    if not sites or len(low) != len(sites):
+        fail(f"{len(sites) - len(low)} of {len(sites)} matmul-like ops do "
+             f"not take bf16 inputs")
+    print(f"graph: all {len(sites)} matmul-like ops take bf16 input and weight")
+
+    with torch.no_grad():
+        out = candidate(example)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            autocast = original(example)
+        full = original(example)
+    if out.dtype != torch.bfloat16:
+        fail(f"output dtype {out.dtype}, expected bfloat16")
+    scale = full.abs().max().item()
+    for name, ref in (("autocast", autocast), ("fp32", full)):
+        diff = (out.float() - ref.float()).abs().max().item()
+        if not diff <= TOLERANCE * scale:
+            fail(f"eval differs from {name} by {diff} (scale {scale})")
+    print("eval: bf16 output within bf16 tolerance of autocast and fp32")
+
+    candidate.train()
+    torch.manual_seed(0)
+    candidate(example).float().square().mean().backward()
+    params = list(candidate.parameters())
+    if any(p.grad is None or p.grad.dtype != torch.float32 for p in params):
+        fail("a parameter has no fp32 gradient")
+    torch.nn.utils.clip_grad_norm_(params, 1.0)
+    torch.optim.SGD(params, lr=0.01).step()
+    with torch.no_grad():
+        if not torch.isfinite(candidate.eval()(example).float()).all():
+            fail("non-finite output after an SGD step")
+    print(f"train: fp32 gradients for all {len(params)} parameters, one SGD step")
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()

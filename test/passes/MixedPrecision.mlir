@@ -1,0 +1,53 @@
+// RUN: composer-opt %s -split-input-file --composer-mixed-precision 2>/dev/null | FileCheck %s
+// RUN: composer-opt %s -split-input-file --composer-mixed-precision="dtype=f16 low-precision-norms=true" 2>/dev/null | FileCheck %s --check-prefix=F16
+// RUN: composer-opt %s -split-input-file --composer-mixed-precision 2>&1 >/dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: not composer-opt %s --composer-mixed-precision="dtype=f64" 2>&1 | FileCheck %s --check-prefix=BAD
+// Idempotent.
+// RUN: composer-opt %s -split-input-file --composer-mixed-precision 2>/dev/null > %t.once.mlir
+// RUN: composer-opt %s -split-input-file --composer-mixed-precision --composer-mixed-precision 2>/dev/null > %t.twice.mlir
+// RUN: diff %t.once.mlir %t.twice.mlir
+
+// linear -> layer_norm -> softmax -> matmul: the linear in bf16 (input and
+// weight cast on use, the weight stays an fp32 parameter), layer_norm and
+// softmax in fp32, the matmul back in bf16 without a cast of a cast.
+module {
+  composer.parameter @fc.weight : !composer.tensor<8x8xf32>
+  composer.parameter @ln.weight : !composer.tensor<8xf32>
+  func.func @forward(%x: !composer.tensor, %v: !composer.tensor) -> !composer.tensor {
+    %none = composer.constant(none) : !composer.none
+    %w = composer.get_param @fc.weight : !composer.tensor
+    %h = composer.linear %x, %w, %none : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %g = composer.get_param @ln.weight : !composer.tensor
+    %n = composer.layer_norm %h, %g, %none {cudnn_enable = true, eps = 1.000000e-05 : f64, normalized_shape = array<i64: 8>} : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %s = composer.softmax %n {dim = -1 : i64} : (!composer.tensor) -> !composer.tensor
+    %y = composer.matmul %h, %v : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %z = composer.matmul %s, %y : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    return %z : !composer.tensor
+  }
+}
+// CHECK: composer.parameter @fc.weight : !composer.tensor<8x8xf32>
+// CHECK-LABEL: func.func @forward
+// CHECK-SAME: (%[[X:.*]]: !composer.tensor, %[[V:.*]]: !composer.tensor)
+// CHECK: %[[W:.*]] = composer.get_param @fc.weight
+// CHECK: %[[XL:.*]] = composer.to_dtype %[[X]] {copy = false, dtype = 15 : i64, non_blocking = false}
+// CHECK: %[[WL:.*]] = composer.to_dtype %[[W]] {copy = false, dtype = 15 : i64, non_blocking = false}
+// CHECK: %[[H:.*]] = composer.linear %[[XL]], %[[WL]]
+// CHECK: %[[HF:.*]] = composer.to_dtype %[[H]] {copy = false, dtype = 6 : i64
+// CHECK: %[[N:.*]] = composer.layer_norm %[[HF]]
+// CHECK: %[[NF:.*]] = composer.to_dtype %[[N]] {copy = false, dtype = 6 : i64
+// CHECK: %[[S:.*]] = composer.softmax %[[NF]]
+// The linear's bf16 output feeds the matmul as is.
+// CHECK: %[[VL:.*]] = composer.to_dtype %[[V]] {copy = false, dtype = 15 : i64
+// CHECK: %[[Y:.*]] = composer.matmul %[[H]], %[[VL]]
+// CHECK: %[[SL:.*]] = composer.to_dtype %[[S]] {copy = false, dtype = 15 : i64
+// CHECK: composer.matmul %[[SL]], %[[Y]]
+
+// f16, and layer_norm in the low dtype too (weight included).
+// F16-LABEL: func.func @forward
+// F16: %[[H:.*]] = composer.linear
+// F16: %[[G:.*]] = composer.get_param @ln.weight
+// F16: %[[GL:.*]] = composer.to_dtype %[[G]] {copy = false, dtype = 5 : i64
+// F16: composer.layer_norm %[[H]], %[[GL]]
+
+// REPORT: remark: composer-mixed-precision: 5 ops given their autocast dtype, 0 skipped
+// BAD: error: composer-mixed-precision: dtype must be bf16 or f16, got 'f64'
