@@ -21,4 +21,13 @@ void composer::registerComposerPipelines() {
         pm.addPass(createBlurPool());
         pm.addPass(createChannelsLast());
       });
+  PassPipelineRegistration<>(
+      "composer-medium",
+      "Composer's medium recipe, graph part, with its bf16 precision: "
+      "BlurPool, channels-last and mixed precision",
+      [](OpPassManager &pm) {
+        pm.addPass(createBlurPool());
+        pm.addPass(createChannelsLast());
+        pm.addPass(createMixedPrecision());
+      });
 }

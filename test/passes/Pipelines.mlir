@@ -1,5 +1,6 @@
 // Named pipelines and pipeline files.
 // RUN: composer-opt %s --composer-mild 2>/dev/null | FileCheck %s --check-prefix=MILD
+// RUN: composer-opt %s --composer-medium 2>/dev/null | FileCheck %s --check-prefix=MEDIUM
 // RUN: composer-opt %s --pass-pipeline-file=%S/Inputs/team-pipeline.txt 2>/dev/null | FileCheck %s --check-prefix=FILE
 // RUN: not composer-opt %s --pass-pipeline-file=%S/Inputs/bad-pipeline.txt 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not composer-opt %s --pass-pipeline-file=%t.missing 2>&1 | FileCheck %s --check-prefix=MISSING
@@ -23,6 +24,13 @@ module {
 // MILD: composer.conv2d
 // MILD: composer.max_pool2d
 // MILD: composer.blur_pool2d
+
+// composer-medium adds bf16 autocast casts.
+// MEDIUM: composer.parameter @conv.weight channels_last
+// MEDIUM-LABEL: func.func @forward
+// MEDIUM: composer.blur_pool2d
+// MEDIUM: composer.to_dtype %{{.*}} {copy = false, dtype = 15 : i64
+// MEDIUM: composer.conv2d
 
 // The file's options apply: pools are left alone.
 // FILE-LABEL: func.func @forward
