@@ -103,11 +103,9 @@ Value ChannelsLastPass::convertAtEntry(OpBuilder &builder, BlockArgument arg) {
 void ChannelsLastPass::runOnOperation() {
   ModuleOp module = getOperation();
   SiteReport report(module, getArgument());
-  auto forward = module.lookupSymbol<func::FuncOp>("forward");
-  if (!forward) {
-    module.emitError("no func.func @forward");
+  func::FuncOp forward = lookupForward(module, getArgument());
+  if (!forward)
     return signalPassFailure();
-  }
 
   // Weights: a property of the parameter, applied once at export.
   llvm::StringSet<> weights;

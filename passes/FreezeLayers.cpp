@@ -60,11 +60,9 @@ SmallVector<std::string> layersInForwardOrder(func::FuncOp forward) {
 void FreezeLayersPass::runOnOperation() {
   ModuleOp module = getOperation();
   SiteReport report(module, getArgument());
-  auto forward = module.lookupSymbol<func::FuncOp>("forward");
-  if (!forward) {
-    module.emitError("no func.func @forward");
+  func::FuncOp forward = lookupForward(module, getArgument());
+  if (!forward)
     return signalPassFailure();
-  }
   SmallVector<std::string> layers = layersInForwardOrder(forward);
   int64_t count = numLayers;
   if (!upTo.empty()) {

@@ -8,6 +8,13 @@
 using namespace mlir;
 using namespace composer;
 
+func::FuncOp composer::lookupForward(ModuleOp module, StringRef passName) {
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  if (!forward)
+    module.emitError(passName) << ": no func.func @forward";
+  return forward;
+}
+
 TorchTensorType composer::getDeclaredStateType(Value value) {
   auto read = value.getDefiningOp<GetParamOp>();
   if (!read)

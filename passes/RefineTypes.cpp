@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "composer/Passes/PassUtils.h"
 #include "composer/Passes/Passes.h"
 #include "composer/Passes/Report.h"
 
@@ -452,11 +453,9 @@ void RefineTypesPass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *ctx = &getContext();
   SiteReport report(module, getArgument());
-  auto forward = module.lookupSymbol<func::FuncOp>("forward");
-  if (!forward) {
-    module.emitError("no func.func @forward to refine");
+  func::FuncOp forward = lookupForward(module, getArgument());
+  if (!forward)
     return signalPassFailure();
-  }
   if (failed(refineArguments(forward)))
     return signalPassFailure();
 

@@ -340,7 +340,7 @@ module @spec_contradicts_rank {
 
 // -----
 
-// expected-error@+1 {{no func.func @forward to refine}}
+// expected-error@+1 {{composer-refine-types: no func.func @forward}}
 module @no_forward {
   func.func @main(%x: !composer.tensor) -> !composer.tensor {
     return %x : !composer.tensor

@@ -10,6 +10,11 @@
 
 namespace composer {
 
+/// The module's @forward; if it has none, emits "<pass>: no func.func
+/// @forward" on the module and returns null.
+mlir::func::FuncOp lookupForward(mlir::ModuleOp module,
+                                 llvm::StringRef passName);
+
 /// The declared type of a parameter or buffer `value` reads
 /// (composer.get_param), or null if `value` is not such a read.
 TorchTensorType getDeclaredStateType(mlir::Value value);
