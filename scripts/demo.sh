@@ -23,9 +23,9 @@ $opt "$work/resnet50.pt" --input-spec=2x3x64x64xf32 -o "$work/resnet50.mlir" 2>/
 echo "== The model as composer IR ($work/resnet50.mlir):"
 echo "   parameters: $(grep -c 'composer.parameter' "$work/resnet50.mlir")," \
      "buffers: $(grep -c 'composer.buffer' "$work/resnet50.mlir")"
-echo "   typed ops:"
+echo "   composer ops by kind:"
 grep -oE '= composer\.[a-z_0-9]+' "$work/resnet50.mlir" | sed 's/= //' |
-  grep -vE 'composer\.(op|constant|get_param|get_attr)$' | sort | uniq -c |
+  grep -vE 'composer\.(op|constant|get_param|get_attr|loop)$' | sort | uniq -c |
   sort -rn | sed 's/^/     /'
 echo "   generic TorchScript nodes: $(grep -c 'composer.op "' "$work/resnet50.mlir")"
 echo "   forward: $(grep -m1 -o 'func.func @forward.*{' "$work/resnet50.mlir")"
@@ -33,3 +33,17 @@ echo "   forward: $(grep -m1 -o 'func.func @forward.*{' "$work/resnet50.mlir")"
 echo "== Checking $work/resnet50.opt.pt against the original in a fresh process"
 /usr/bin/python3 $e2e/compare.py "$work/resnet50.pt" "$work/resnet50.opt.pt" \
   "$work/resnet50.pt.input.pt"
+
+echo "== composer-opt $work/resnet50.pt --composer-mild -o $work/resnet50.mild.pt"
+$opt "$work/resnet50.pt" --composer-mild -o "$work/resnet50.mild.pt"
+/usr/bin/python3 - "$work/resnet50.pt" "$work/resnet50.mild.pt" <<'PY'
+import sys, torch
+original, mild = (torch.jit.load(p).eval() for p in sys.argv[1:3])
+added = sorted(set(mild.state_dict()) - set(original.state_dict()))
+cl = sum(p.dim() == 4 and p.is_contiguous(memory_format=torch.channels_last)
+         for p in mild.parameters())
+x = torch.randn(2, 3, 64, 64)
+print(f"   stock PyTorch loads it: {len(added)} blur filters added "
+      f"(e.g. {added[0]}), {cl} weights stored channels_last, "
+      f"output {tuple(mild(x).shape)}")
+PY
