@@ -78,18 +78,10 @@ Value ChannelsLastPass::convertAtEntry(OpBuilder &builder, BlockArgument arg) {
   auto type = cast<TorchTensorType>(arg.getType());
   if (type.getHasRank())
     return toChannelsLast(arg);
-  Value rank =
-      builder
-          .create<GenericOp>(loc, TypeRange{IntType::get(ctx)}, "aten::dim",
-                             ValueRange{arg}, DictionaryAttr())
-          .getResult(0);
-  Value four = builder.create<ConstantOp>(loc, IntType::get(ctx),
-                                          builder.getI64IntegerAttr(4));
+  AtenBuilder aten(builder, loc);
+  Value rank = aten.node("aten::dim", {arg}, IntType::get(ctx));
   Value is4d =
-      builder
-          .create<GenericOp>(loc, TypeRange{BoolType::get(ctx)}, "aten::eq",
-                             ValueRange{rank, four}, DictionaryAttr())
-          .getResult(0);
+      aten.node("aten::eq", {rank, aten.integer(4)}, BoolType::get(ctx));
   auto ifOp = builder.create<IfOp>(loc, TypeRange{type}, is4d);
   ifOp->setAttr("composer.channels_last_entry", builder.getUnitAttr());
   OpBuilder::InsertionGuard guard(builder);

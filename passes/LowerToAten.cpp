@@ -22,38 +22,10 @@ using namespace composer;
 
 namespace {
 
-/// Builds composer constants and generic aten/prim nodes.
-class AtenBuilder {
-public:
-  AtenBuilder(OpBuilder &builder, Location loc) : builder(builder), loc(loc) {}
-
-  Value integer(int64_t value) {
-    return builder.create<ConstantOp>(loc, IntType::get(builder.getContext()),
-                                      builder.getI64IntegerAttr(value));
-  }
-  Value boolean(bool value) {
-    return builder.create<ConstantOp>(loc, BoolType::get(builder.getContext()),
-                                      builder.getBoolAttr(value));
-  }
-  Value none() {
-    return builder.create<ConstantOp>(
-        loc, TorchNoneType::get(builder.getContext()), builder.getUnitAttr());
-  }
-  Value node(StringRef kind, ValueRange operands, Type resultType) {
-    return builder
-        .create<GenericOp>(loc, TypeRange{resultType}, kind, operands,
-                           DictionaryAttr())
-        .getResult(0);
-  }
-
-private:
-  OpBuilder &builder;
-  Location loc;
-};
-
 /// blur_pool2d: a depthwise conv2d with the filter at padding 1, or, when
 /// the input is smaller than the filter, the input subsampled by the stride.
-LogicalResult lowerBlurPool(BlurPool2dOp blur) {
+FailureOr<Value> lowerBlurPool(BlurPool2dOp blur, OpBuilder &builder,
+                               AtenBuilder &aten) {
   MLIRContext *ctx = blur.getContext();
   TorchTensorType filterType = getDeclaredStateType(blur.getFilter());
   if (!filterType)
@@ -63,9 +35,6 @@ LogicalResult lowerBlurPool(BlurPool2dOp blur) {
         "cannot lower: the filter's channel count is unknown");
   int64_t channels = filterType.getSizes()[0];
   ArrayRef<int64_t> stride = blur.getStride();
-
-  OpBuilder builder(blur);
-  AtenBuilder aten(builder, blur.getLoc());
   auto intType = IntType::get(ctx);
   auto tensorType = TorchTensorType::get(ctx);
   Value input = blur.getInput();
@@ -97,19 +66,16 @@ LogicalResult lowerBlurPool(BlurPool2dOp blur) {
         builder.getI64IntegerAttr(channels));
     builder.create<YieldOp>(blur.getLoc(), blurred);
   }
-  blur.replaceAllUsesWith(ifOp.getResult(0));
-  blur.erase();
-  return success();
+  return ifOp.getResult(0);
 }
 
 /// ghost_batch_norm: in training, batch_norm on each chunk of
 /// ghost_batch_size samples with momentum / chunks, concatenated; otherwise
 /// batch_norm.
-LogicalResult lowerGhostBatchNorm(GhostBatchNormOp ghost) {
+FailureOr<Value> lowerGhostBatchNorm(GhostBatchNormOp ghost, OpBuilder &builder,
+                                     AtenBuilder &aten) {
   MLIRContext *ctx = ghost.getContext();
   Location loc = ghost.getLoc();
-  OpBuilder builder(ghost);
-  AtenBuilder aten(builder, loc);
   auto tensorType = TorchTensorType::get(ctx);
   auto listType = ListType::get(ctx, tensorType);
   auto intType = IntType::get(ctx);
@@ -156,18 +122,15 @@ LogicalResult lowerGhostBatchNorm(GhostBatchNormOp ghost) {
         loc,
         batchNorm(ghost.getInput(), ghost.getTraining(), ghost.getMomentum()));
   }
-  ghost.replaceAllUsesWith(ifOp.getResult(0));
-  ghost.erase();
-  return success();
+  return ifOp.getResult(0);
 }
 
 /// squeeze_excite: mean over H and W, fc1, relu, fc2, sigmoid, and the
 /// input scaled by the gate broadcast over H and W.
-LogicalResult lowerSqueezeExcite(SqueezeExciteOp se) {
+FailureOr<Value> lowerSqueezeExcite(SqueezeExciteOp se, OpBuilder &builder,
+                                    AtenBuilder &aten) {
   MLIRContext *ctx = se.getContext();
   Location loc = se.getLoc();
-  OpBuilder builder(se);
-  AtenBuilder aten(builder, loc);
   auto tensorType = TorchTensorType::get(ctx);
   Value spatialDims = builder.create<ConstantOp>(
       loc, ListType::get(ctx, IntType::get(ctx)),
@@ -187,9 +150,7 @@ LogicalResult lowerSqueezeExcite(SqueezeExciteOp se) {
     gate = aten.node("aten::unsqueeze", {gate, aten.integer(-1)}, tensorType);
   Value scaled =
       builder.create<MulOp>(loc, tensorType, se.getInput(), gate, UnitAttr());
-  se.replaceAllUsesWith(scaled);
-  se.erase();
-  return success();
+  return scaled;
 }
 
 struct LowerToAtenPass
@@ -204,12 +165,22 @@ struct LowerToAtenPass
     });
     for (Operation *op : methodOps) {
       report.match(op);
-      LogicalResult lowered = llvm::TypeSwitch<Operation *, LogicalResult>(op)
-                                  .Case<BlurPool2dOp>(lowerBlurPool)
-                                  .Case<GhostBatchNormOp>(lowerGhostBatchNorm)
-                                  .Case<SqueezeExciteOp>(lowerSqueezeExcite);
+      OpBuilder builder(op);
+      AtenBuilder aten(builder, op->getLoc());
+      FailureOr<Value> lowered =
+          llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
+              .Case<BlurPool2dOp>(
+                  [&](auto blur) { return lowerBlurPool(blur, builder, aten); })
+              .Case<GhostBatchNormOp>([&](auto ghost) {
+                return lowerGhostBatchNorm(ghost, builder, aten);
+              })
+              .Case<SqueezeExciteOp>([&](auto se) {
+                return lowerSqueezeExcite(se, builder, aten);
+              });
       if (failed(lowered))
         return signalPassFailure();
+      op->getResult(0).replaceAllUsesWith(*lowered);
+      op->erase();
     }
     // Nothing to lower is the normal case for an unchanged model.
     if (report.getNumMatched())

@@ -5,6 +5,8 @@
 
 #include "composer/Dialect/Composer.h"
 
+#include "mlir/IR/Builders.h"
+
 #include <optional>
 #include <string>
 
@@ -45,6 +47,38 @@ mlir::Value createBuffer(mlir::OpBuilder &builder, mlir::ModuleOp module,
 mlir::Value createParameter(mlir::OpBuilder &builder, mlir::ModuleOp module,
                             llvm::StringRef baseName, TorchTensorType type,
                             mlir::Attribute init, mlir::Location loc);
+
+/// Builds composer constants and generic aten/prim nodes.
+class AtenBuilder {
+public:
+  AtenBuilder(mlir::OpBuilder &builder, mlir::Location loc)
+      : builder(builder), loc(loc) {}
+
+  mlir::Value integer(int64_t value) {
+    return builder.create<ConstantOp>(loc, IntType::get(builder.getContext()),
+                                      builder.getI64IntegerAttr(value));
+  }
+  mlir::Value boolean(bool value) {
+    return builder.create<ConstantOp>(loc, BoolType::get(builder.getContext()),
+                                      builder.getBoolAttr(value));
+  }
+  mlir::Value none() {
+    return builder.create<ConstantOp>(
+        loc, TorchNoneType::get(builder.getContext()), builder.getUnitAttr());
+  }
+  /// A generic TorchScript node of one result.
+  mlir::Value node(llvm::StringRef kind, mlir::ValueRange operands,
+                   mlir::Type resultType) {
+    return builder
+        .create<GenericOp>(loc, mlir::TypeRange{resultType}, kind, operands,
+                           mlir::DictionaryAttr())
+        .getResult(0);
+  }
+
+private:
+  mlir::OpBuilder &builder;
+  mlir::Location loc;
+};
 
 /// Joins a module path and a name with a dot, or returns the name alone.
 std::string joinStatePath(llvm::StringRef modulePath, llvm::StringRef name);
