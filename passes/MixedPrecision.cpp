@@ -51,6 +51,14 @@ private:
   /// `value` is already such a cast or undoes a cast up from `dtype`.
   Value castTo(Value value, int64_t dtype, Operation *user);
 
+  /// The builtin element type of a c10::ScalarType code this pass uses.
+  Type dtypeType(int64_t code) {
+    Builder b(&getContext());
+    return code == kBFloat16  ? Type(b.getBF16Type())
+           : code == kFloat16 ? Type(b.getF16Type())
+                              : Type(b.getF32Type());
+  }
+
   int64_t lowDtype = kBFloat16;
   /// Values known to be in the low dtype (results of rewritten ops, casts).
   llvm::DenseSet<Value> lowValues;
@@ -67,10 +75,14 @@ Value MixedPrecisionPass::castTo(Value value, int64_t dtype, Operation *user) {
   if (dtype == lowDtype && lowValues.contains(value))
     return value;
   OpBuilder builder(user);
+  auto type = dyn_cast<TorchTensorType>(value.getType());
+  auto castType = TorchTensorType::get(
+      &getContext(), type && type.getHasRank(),
+      type && type.getHasRank() ? type.getSizes() : ArrayRef<int64_t>(),
+      dtypeType(dtype));
   auto cast = builder.create<ToDtypeOp>(
-      user->getLoc(), TorchTensorType::get(&getContext()), value,
-      builder.getI64IntegerAttr(dtype), builder.getBoolAttr(false),
-      builder.getBoolAttr(false), IntegerAttr());
+      user->getLoc(), castType, value, builder.getI64IntegerAttr(dtype),
+      builder.getBoolAttr(false), builder.getBoolAttr(false), IntegerAttr());
   if (dtype == lowDtype)
     lowValues.insert(cast);
   return cast;
@@ -113,9 +125,17 @@ void MixedPrecisionPass::runOnOperation() {
       changed |= cast != operand.get();
       operand.set(cast);
     }
-    if (target == lowDtype)
-      for (Value result : op->getResults())
+    // What the types knew of the old result dtype no longer holds; it is
+    // left unknown (rather than set) so that region results and yields
+    // typed with the old dtype stay compatible.
+    for (Value result : op->getResults()) {
+      if (target == lowDtype)
         lowValues.insert(result);
+      if (auto type = dyn_cast<TorchTensorType>(result.getType()))
+        if (type.getDtype())
+          result.setType(TorchTensorType::get(&getContext(), type.getHasRank(),
+                                              type.getSizes(), Type()));
+    }
     if (changed)
       report.match(op);
     else
@@ -126,6 +146,14 @@ void MixedPrecisionPass::runOnOperation() {
     if (cast->use_empty())
       cast->erase();
   });
+  // Signatures follow what the functions now return.
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+    func.setFunctionType(FunctionType::get(
+        &getContext(), func.getArgumentTypes(), ret.getOperandTypes()));
+  }
   report.emit("ops given their autocast dtype");
 }
 

@@ -51,3 +51,30 @@ module {
 
 // REPORT: remark: composer-mixed-precision: 5 ops given their autocast dtype, 0 skipped
 // BAD: error: composer-mixed-precision: dtype must be bf16 or f16, got 'f64'
+
+// -----
+
+// Known types: casts carry the dtype they produce; the rewritten op's result
+// dtype becomes unknown, and @forward's signature follows.
+module {
+  composer.parameter @fc.weight : !composer.tensor<8x8xf32>
+  func.func @typed(%x: !composer.tensor<2x8xf32>) -> !composer.tensor<2x8xf32> {
+    %none = composer.constant(none) : !composer.none
+    %w = composer.get_param @fc.weight : !composer.tensor<8x8xf32>
+    %h = composer.linear %x, %w, %none : (!composer.tensor<2x8xf32>, !composer.tensor<8x8xf32>, !composer.none) -> !composer.tensor<2x8xf32>
+    return %h : !composer.tensor<2x8xf32>
+  }
+  func.func @forward(%x: !composer.tensor<2x8xf32>) -> !composer.tensor<2x8xf32> {
+    %none = composer.constant(none) : !composer.none
+    %w = composer.get_param @fc.weight : !composer.tensor<8x8xf32>
+    %h = composer.linear %x, %w, %none : (!composer.tensor<2x8xf32>, !composer.tensor<8x8xf32>, !composer.none) -> !composer.tensor<2x8xf32>
+    return %h : !composer.tensor<2x8xf32>
+  }
+}
+// Every function's signature follows, not only @forward's.
+// CHECK-LABEL: func.func @typed
+// CHECK-SAME: -> !composer.tensor<2x8xunk>
+// CHECK-LABEL: func.func @forward
+// CHECK-SAME: (%[[X:.*]]: !composer.tensor<2x8xf32>) -> !composer.tensor<2x8xunk>
+// CHECK: composer.to_dtype %[[X]] {{.*}} : (!composer.tensor<2x8xf32>) -> !composer.tensor<2x8xbf16>
+// CHECK: composer.linear {{.*}} -> !composer.tensor<2x8xunk>
