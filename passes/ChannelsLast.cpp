@@ -82,13 +82,10 @@ Value ChannelsLastPass::convertAtEntry(OpBuilder &builder, BlockArgument arg) {
   Value rank = aten.node("aten::dim", {arg}, IntType::get(ctx));
   Value is4d =
       aten.node("aten::eq", {rank, aten.integer(4)}, BoolType::get(ctx));
-  auto ifOp = builder.create<IfOp>(loc, TypeRange{type}, is4d);
+  IfOp ifOp = aten.ifElse(
+      is4d, type, [&] { return toChannelsLast(arg); },
+      [&]() -> Value { return arg; });
   ifOp->setAttr("composer.channels_last_entry", builder.getUnitAttr());
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToEnd(&ifOp.getThenRegion().emplaceBlock());
-  builder.create<YieldOp>(loc, toChannelsLast(arg));
-  builder.setInsertionPointToEnd(&ifOp.getElseRegion().emplaceBlock());
-  builder.create<YieldOp>(loc, ValueRange{arg});
   return ifOp.getResult(0);
 }
 

@@ -43,11 +43,7 @@ FailureOr<Value> lowerBlurPool(BlurPool2dOp blur, OpBuilder &builder,
   Value smallest = aten.node("prim::min", {height, width}, intType);
   Value tooSmall =
       aten.node("aten::lt", {smallest, aten.integer(3)}, BoolType::get(ctx));
-  auto ifOp =
-      builder.create<IfOp>(blur.getLoc(), TypeRange{tensorType}, tooSmall);
-  {
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToEnd(&ifOp.getThenRegion().emplaceBlock());
+  auto subsample = [&]() {
     Value subsampled = input;
     for (auto [dim, step] : llvm::enumerate(stride))
       if (step > 1)
@@ -55,18 +51,17 @@ FailureOr<Value> lowerBlurPool(BlurPool2dOp blur, OpBuilder &builder,
                                {subsampled, aten.integer(2 + dim), aten.none(),
                                 aten.none(), aten.integer(step)},
                                tensorType);
-    builder.create<YieldOp>(blur.getLoc(), subsampled);
-
-    builder.setInsertionPointToEnd(&ifOp.getElseRegion().emplaceBlock());
-    Value blurred = builder.create<Conv2dOp>(
-        blur.getLoc(), tensorType, input, blur.getFilter(), aten.none(),
-        builder.getDenseI64ArrayAttr(stride),
-        builder.getDenseI64ArrayAttr({1, 1}),
-        builder.getDenseI64ArrayAttr({1, 1}),
-        builder.getI64IntegerAttr(channels));
-    builder.create<YieldOp>(blur.getLoc(), blurred);
-  }
-  return ifOp.getResult(0);
+    return subsampled;
+  };
+  auto blur2d = [&]() -> Value {
+    return builder.create<Conv2dOp>(blur.getLoc(), tensorType, input,
+                                    blur.getFilter(), aten.none(),
+                                    builder.getDenseI64ArrayAttr(stride),
+                                    builder.getDenseI64ArrayAttr({1, 1}),
+                                    builder.getDenseI64ArrayAttr({1, 1}),
+                                    builder.getI64IntegerAttr(channels));
+  };
+  return aten.ifElse(tooSmall, tensorType, subsample, blur2d).getResult(0);
 }
 
 /// ghost_batch_norm: in training, batch_norm on each chunk of
@@ -86,11 +81,7 @@ FailureOr<Value> lowerGhostBatchNorm(GhostBatchNormOp ghost, OpBuilder &builder,
         ghost.getEpsAttr(), ghost.getCudnnEnabledAttr());
   };
 
-  auto ifOp =
-      builder.create<IfOp>(loc, TypeRange{tensorType}, ghost.getTraining());
-  {
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToEnd(&ifOp.getThenRegion().emplaceBlock());
+  auto inChunks = [&]() -> Value {
     Value chunks =
         aten.node("aten::split",
                   {ghost.getInput(), aten.integer(ghost.getGhostBatchSize()),
@@ -113,16 +104,15 @@ FailureOr<Value> lowerGhostBatchNorm(GhostBatchNormOp ghost, OpBuilder &builder,
       aten.node("aten::append", {normalized, y}, listType);
       builder.create<YieldOp>(loc, ValueRange{isTrue});
     }
-    Value joined = builder.create<CatOp>(loc, tensorType, normalized,
-                                         builder.getI64IntegerAttr(0));
-    builder.create<YieldOp>(loc, joined);
-
-    builder.setInsertionPointToEnd(&ifOp.getElseRegion().emplaceBlock());
-    builder.create<YieldOp>(
-        loc,
-        batchNorm(ghost.getInput(), ghost.getTraining(), ghost.getMomentum()));
-  }
-  return ifOp.getResult(0);
+    return builder.create<CatOp>(loc, tensorType, normalized,
+                                 builder.getI64IntegerAttr(0));
+  };
+  auto whole = [&]() {
+    return batchNorm(ghost.getInput(), ghost.getTraining(),
+                     ghost.getMomentum());
+  };
+  return aten.ifElse(ghost.getTraining(), tensorType, inChunks, whole)
+      .getResult(0);
 }
 
 /// squeeze_excite: mean over H and W, fc1, relu, fc2, sigmoid, and the

@@ -75,6 +75,21 @@ public:
         .getResult(0);
   }
 
+  /// A composer.if of one result: each callback builds its region's ops
+  /// (at an insertion point inside it) and returns the value it yields.
+  IfOp ifElse(mlir::Value condition, mlir::Type resultType,
+              llvm::function_ref<mlir::Value()> thenBody,
+              llvm::function_ref<mlir::Value()> elseBody) {
+    auto ifOp =
+        builder.create<IfOp>(loc, mlir::TypeRange{resultType}, condition);
+    mlir::OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(&ifOp.getThenRegion().emplaceBlock());
+    builder.create<YieldOp>(loc, thenBody());
+    builder.setInsertionPointToEnd(&ifOp.getElseRegion().emplaceBlock());
+    builder.create<YieldOp>(loc, elseBody());
+    return ifOp;
+  }
+
 private:
   mlir::OpBuilder &builder;
   mlir::Location loc;
