@@ -1,0 +1,95 @@
+//===- Optim.h - Optimizers and learning-rate schedules ---------*- C++ -*-===//
+#ifndef COMPOSER_RUNTIME_OPTIM_H
+#define COMPOSER_RUNTIME_OPTIM_H
+
+#include "composer/Runtime/Time.h"
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace composer::runtime {
+
+/// Composer's optimizer names: "sgd", "adamw", "decoupled_sgdw",
+/// "decoupled_adamw". The decoupled variants scale weight decay by
+/// lr / initial lr and apply it to the weights directly.
+struct OptimizerSpec {
+  std::string name = "sgd";
+  double lr = 0.1;
+  double momentum = 0;
+  double dampening = 0;
+  bool nesterov = false;
+  double weightDecay = 0;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+};
+
+/// LibTorch's optimizer plus what Composer adds: a learning rate that a
+/// schedule sets as a multiple of the initial one, and decoupled decay.
+class Optimizer {
+public:
+  /// Throws std::invalid_argument for an unknown name or bad value.
+  Optimizer(const OptimizerSpec &spec, std::vector<torch::Tensor> parameters);
+
+  const OptimizerSpec &spec() const { return spec_; }
+  /// Sets lr = initial lr * multiplier for every group.
+  void setLrMultiplier(double multiplier);
+  double lr() const;
+  void zeroGrad();
+  /// One update of every parameter that has a gradient.
+  void step();
+
+  torch::optim::Optimizer &impl() { return *impl_; }
+  void save(torch::serialize::OutputArchive &archive) const;
+  void load(torch::serialize::InputArchive &archive);
+
+private:
+  OptimizerSpec spec_;
+  std::vector<torch::Tensor> parameters_;
+  std::unique_ptr<torch::optim::Optimizer> impl_;
+  double multiplier_ = 1;
+};
+
+/// Composer's schedules, as a multiplier of the initial learning rate:
+///   constant            alpha (1.0)
+///   step                gamma^floor(t / step_size)
+///   multistep           gamma^(milestones passed)
+///   exponential         gamma^(t / period), period 1ep
+///   cosine_with_warmup  linear 0->1 over t_warmup, then
+///                       alpha_f + (1-alpha_f)(1+cos(pi*tau))/2 up to t_max
+///   linear_with_warmup  linear 0->alpha_i over t_warmup, then
+///                       alpha_i -> alpha_f linearly up to t_max
+///   polynomial          alpha_f + (1-alpha_f)(1-tau)^power
+/// where tau is the fraction of (t_warmup, t_max] passed. Times may use any
+/// unit; `ep` and `ba` milestones are stretched by the scale-schedule ratio
+/// (the run length is stretched by the trainer, so `dur` follows it).
+struct SchedulerSpec {
+  std::string name = "constant";
+  double alpha = 1.0;
+  double gamma = 0.1;
+  Time stepSize{1, TimeUnit::Epoch};
+  std::vector<Time> milestones;
+  Time period{1, TimeUnit::Epoch};
+  Time warmup{0, TimeUnit::Batch};
+  Time tMax{1, TimeUnit::Duration};
+  double alphaI = 1.0;
+  double alphaF = 0.0;
+  double power = 2.0;
+  double scaleScheduleRatio = 1.0;
+};
+
+class Scheduler {
+public:
+  virtual ~Scheduler();
+  /// The lr multiplier at `now`.
+  virtual double multiplier(const Timestamp &now,
+                            const TimeContext &context) const = 0;
+};
+
+/// Throws std::invalid_argument for an unknown name or bad value.
+std::unique_ptr<Scheduler> createScheduler(const SchedulerSpec &spec);
+
+} // namespace composer::runtime
+
+#endif // COMPOSER_RUNTIME_OPTIM_H

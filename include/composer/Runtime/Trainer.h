@@ -1,0 +1,123 @@
+//===- Trainer.h - The training loop ----------------------------*- C++ -*-===//
+#ifndef COMPOSER_RUNTIME_TRAINER_H
+#define COMPOSER_RUNTIME_TRAINER_H
+
+#include "composer/Runtime/Algorithm.h"
+#include "composer/Runtime/Checkpoint.h"
+#include "composer/Runtime/Data.h"
+#include "composer/Runtime/Logger.h"
+#include "composer/Runtime/Optim.h"
+#include "composer/Runtime/Precision.h"
+#include "composer/Runtime/State.h"
+
+#include <torch/script.h>
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace composer::runtime {
+
+/// A run stopped for a reason the user must see (NaN loss, bad model output).
+class TrainingError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+struct TrainerConfig {
+  torch::jit::Module model;
+  std::shared_ptr<DataLoader> trainLoader;
+  /// Optional; evaluation is skipped without it.
+  std::shared_ptr<DataLoader> evalLoader;
+  /// "cross_entropy" (class indices or probabilities; [B, T, V] outputs of
+  /// language models are flattened) or "mse".
+  std::string loss = "cross_entropy";
+  OptimizerSpec optimizer;
+  SchedulerSpec scheduler;
+  Time maxDuration{1, TimeUnit::Epoch};
+  /// Stretches the run and every schedule milestone.
+  double scaleScheduleRatio = 1.0;
+  Time evalInterval{1, TimeUnit::Epoch};
+  std::vector<std::unique_ptr<Algorithm>> algorithms;
+  std::vector<std::unique_ptr<Callback>> callbacks;
+  Precision precision = Precision::FP32;
+  torch::Device device = torch::kCPU;
+  uint64_t seed = 0;
+  /// Intra-op threads; 0 leaves LibTorch's default.
+  int threads = 0;
+  /// Let TorchScript's profiling executor optimize the graph (autodiff
+  /// subgraphs, fusion). Off by default: the optimized graph replaces the
+  /// profiled one after a few calls, so numerics would depend on how many
+  /// calls a process has made and a resumed run would not be bit-identical;
+  /// the plain interpreter runs eager autograd, exactly as PyTorch does.
+  bool jitOptimize = false;
+
+  /// Checkpointing: empty folder saves nothing.
+  std::string saveFolder;
+  Time saveInterval{1, TimeUnit::Epoch};
+  int saveNumCheckpointsToKeep = -1;
+  /// Continue from the newest checkpoint in `saveFolder` if there is one.
+  bool autoresume = false;
+  /// Start from this checkpoint (ignored when autoresume finds one).
+  std::string loadPath;
+  std::string pipeline;
+
+  Logger logger;
+};
+
+struct EvalResult {
+  double accuracy = 0;
+  double loss = 0;
+  int64_t samples = 0;
+};
+
+class Trainer {
+public:
+  /// Fires INIT. Throws std::invalid_argument for an inconsistent config.
+  explicit Trainer(TrainerConfig config);
+  ~Trainer();
+
+  /// Trains to `maxDuration` (resuming first if asked). Throws TrainingError
+  /// when the run must stop.
+  void fit();
+  /// Evaluates on the eval loader (EMA weights if EMA is on).
+  EvalResult evaluate();
+
+  State &state() { return state_; }
+  Logger &logger() { return config_.logger; }
+  /// The checkpoint the run resumed from, if any.
+  const std::optional<std::string> &resumedFrom() const { return resumed_; }
+  /// The newest checkpoint written, if any.
+  const std::optional<std::string> &lastCheckpoint() const {
+    return lastCheckpoint_;
+  }
+
+private:
+  void fire(Event event);
+  void trainBatch(Batch batch);
+  torch::Tensor computeLoss(const torch::Tensor &outputs,
+                            const torch::Tensor &target) const;
+  void maybeCheckpoint(Event event, const Time &interval);
+  void maybeEvaluate(const Time &interval, bool epochBoundary);
+  void restore();
+
+  TrainerConfig config_;
+  State state_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<GradScaler> gradScaler_;
+  std::unique_ptr<CheckpointFolder> checkpoints_;
+  CheckpointExtras extras_;
+  std::optional<std::string> resumed_, lastCheckpoint_;
+  int64_t lastCheckpointBatch_ = -1;
+  EvalResult lastEval_;
+};
+
+/// The model's output as one tensor: the first element of a tuple or list.
+torch::Tensor outputTensor(const c10::IValue &output);
+
+} // namespace composer::runtime
+
+#endif // COMPOSER_RUNTIME_TRAINER_H

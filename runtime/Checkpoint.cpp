@@ -1,0 +1,319 @@
+//===- Checkpoint.cpp - Saving and resuming a run -------------------------===//
+
+#include "composer/Runtime/Checkpoint.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/serialize.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace composer::runtime {
+
+static constexpr const char *kFormat = "composer-train-checkpoint";
+static constexpr int64_t kVersion = 1;
+
+namespace {
+using Dict = c10::impl::GenericDict;
+
+[[noreturn]] void fail(const std::string &path, const std::string &message) {
+  throw std::runtime_error(path + ": " + message);
+}
+
+torch::Tensor bytesTensor(const std::string &bytes) {
+  torch::Tensor tensor = torch::empty({int64_t(bytes.size())}, torch::kUInt8);
+  std::memcpy(tensor.data_ptr(), bytes.data(), bytes.size());
+  return tensor;
+}
+
+std::string tensorBytes(const torch::Tensor &tensor) {
+  torch::Tensor contiguous = tensor.contiguous();
+  return std::string(static_cast<const char *>(contiguous.data_ptr()),
+                     contiguous.numel());
+}
+
+std::string archiveBytes(torch::serialize::OutputArchive &archive) {
+  std::ostringstream stream;
+  archive.save_to(stream);
+  return stream.str();
+}
+
+/// The generators a run draws from: CPU and every visible CUDA device.
+std::vector<std::pair<std::string, at::Generator>> defaultGenerators() {
+  std::vector<std::pair<std::string, at::Generator>> generators = {
+      {"cpu", at::detail::getDefaultCPUGenerator()}};
+  if (torch::cuda::is_available())
+    for (int64_t i = 0, e = int64_t(torch::cuda::device_count()); i < e; ++i)
+      generators.emplace_back(
+          "cuda:" + std::to_string(i),
+          at::globalContext().defaultGenerator(
+              at::Device(at::kCUDA, at::DeviceIndex(i))));
+  return generators;
+}
+
+const c10::IValue &lookup(const Dict &dict, const std::string &key,
+                          const std::string &path) {
+  auto it = dict.find(key);
+  if (it == dict.end())
+    fail(path, "not a composer-train checkpoint: no '" + key + "' entry");
+  return it->value();
+}
+} // namespace
+
+void saveCheckpoint(const std::string &path, const State &state,
+                    const CheckpointExtras &extras) {
+  Dict checkpoint(c10::StringType::get(), c10::AnyType::get());
+  checkpoint.insert("format", std::string(kFormat));
+  checkpoint.insert("version", kVersion);
+  checkpoint.insert("seed", int64_t(state.seed));
+  checkpoint.insert("pipeline", extras.pipeline);
+
+  const Timestamp &now = state.timestamp;
+  c10::Dict<std::string, int64_t> timestamp;
+  timestamp.insert("epoch", now.epoch);
+  timestamp.insert("batch", now.batch);
+  timestamp.insert("sample", now.sample);
+  timestamp.insert("token", now.token);
+  timestamp.insert("batch_in_epoch", now.batchInEpoch);
+  timestamp.insert("sample_in_epoch", now.sampleInEpoch);
+  timestamp.insert("token_in_epoch", now.tokenInEpoch);
+  checkpoint.insert("timestamp", timestamp);
+
+  c10::Dict<std::string, torch::Tensor> model;
+  c10::List<std::string> frozen;
+  for (const auto &[name, tensor] : namedParameters(state.model)) {
+    model.insert(name, tensor.detach().cpu());
+    if (!tensor.requires_grad())
+      frozen.push_back(name);
+  }
+  for (const auto &[name, tensor] : namedBuffers(state.model))
+    model.insert(name, tensor.detach().cpu());
+  checkpoint.insert("model", model);
+  checkpoint.insert("frozen", frozen);
+
+  if (state.optimizer) {
+    torch::serialize::OutputArchive archive;
+    state.optimizer->save(archive);
+    checkpoint.insert("optimizer", bytesTensor(archiveBytes(archive)));
+  }
+
+  c10::Dict<std::string, torch::Tensor> rng;
+  for (auto &[name, generator] : defaultGenerators()) {
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    rng.insert(name, generator.get_state());
+  }
+  checkpoint.insert("rng", rng);
+
+  if (extras.gradScaler) {
+    c10::Dict<std::string, double> scaler;
+    scaler.insert("scale", extras.gradScaler->currentScale());
+    scaler.insert("growth_tracker",
+                  double(extras.gradScaler->growthTracker()));
+    checkpoint.insert("grad_scaler", scaler);
+  }
+
+  c10::Dict<std::string, torch::Tensor> algorithms;
+  if (extras.algorithms)
+    for (const auto &algorithm : *extras.algorithms) {
+      torch::serialize::OutputArchive archive;
+      algorithm->saveState(archive);
+      algorithms.insert(algorithm->name(), bytesTensor(archiveBytes(archive)));
+    }
+  checkpoint.insert("algorithms", algorithms);
+
+  std::vector<char> bytes = torch::pickle_save(checkpoint);
+  std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+    out.flush();
+    if (!out) {
+      std::error_code ignored;
+      fs::remove(temporary, ignored);
+      fail(path, "cannot write checkpoint");
+    }
+  }
+  std::error_code error;
+  fs::rename(temporary, path, error);
+  if (error) {
+    fs::remove(temporary, error);
+    fail(path, "cannot write checkpoint: " + error.message());
+  }
+}
+
+void loadCheckpoint(const std::string &path, State &state,
+                    CheckpointExtras &extras) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    fail(path, "cannot open checkpoint");
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
+                          std::istreambuf_iterator<char>());
+  c10::IValue loaded;
+  try {
+    loaded = torch::pickle_load(bytes);
+  } catch (const c10::Error &error) {
+    fail(path, "corrupt or truncated checkpoint (" +
+                   std::string(error.what_without_backtrace()) + ")");
+  }
+  if (!loaded.isGenericDict())
+    fail(path, "not a composer-train checkpoint");
+  Dict checkpoint = loaded.toGenericDict();
+  if (lookup(checkpoint, "format", path).toStringRef() != kFormat)
+    fail(path, "not a composer-train checkpoint");
+  if (lookup(checkpoint, "version", path).toInt() != kVersion)
+    fail(path, "unsupported checkpoint version");
+
+  // Check everything before changing anything.
+  auto model = lookup(checkpoint, "model", path).toGenericDict();
+  auto tensors = namedParameters(state.model);
+  auto buffers = namedBuffers(state.model);
+  tensors.insert(tensors.end(), buffers.begin(), buffers.end());
+  for (const auto &[name, tensor] : tensors) {
+    auto it = model.find(name);
+    if (it == model.end())
+      fail(path, "has no tensor '" + name + "' of the model");
+    torch::Tensor saved = it->value().toTensor();
+    if (saved.sizes() != tensor.sizes() ||
+        saved.scalar_type() != tensor.scalar_type()) {
+      std::ostringstream message;
+      message << "tensor '" << name << "' is " << saved.sizes() << " "
+              << saved.scalar_type() << " in the checkpoint but "
+              << tensor.sizes() << " " << tensor.scalar_type()
+              << " in the model";
+      fail(path, message.str());
+    }
+  }
+  if (model.size() != tensors.size())
+    fail(path, "holds " + std::to_string(model.size()) +
+                   " model tensors but the model has " +
+                   std::to_string(tensors.size()));
+
+  {
+    torch::NoGradGuard noGrad;
+    for (const auto &[name, tensor] : tensors)
+      tensor.copy_(model.at(name).toTensor());
+  }
+  for (const c10::IValue &name :
+       lookup(checkpoint, "frozen", path).toListRef()) {
+    for (auto &[parameterName, parameter] : state.parameters)
+      if (parameterName == name.toStringRef()) {
+        parameter.requires_grad_(false);
+        parameter.mutable_grad().reset();
+      }
+  }
+
+  auto timestamp = lookup(checkpoint, "timestamp", path).toGenericDict();
+  Timestamp &now = state.timestamp;
+  now.epoch = timestamp.at("epoch").toInt();
+  now.batch = timestamp.at("batch").toInt();
+  now.sample = timestamp.at("sample").toInt();
+  now.token = timestamp.at("token").toInt();
+  now.batchInEpoch = timestamp.at("batch_in_epoch").toInt();
+  now.sampleInEpoch = timestamp.at("sample_in_epoch").toInt();
+  now.tokenInEpoch = timestamp.at("token_in_epoch").toInt();
+
+  if (state.optimizer && checkpoint.contains("optimizer")) {
+    torch::serialize::InputArchive archive;
+    std::istringstream stream(
+        tensorBytes(checkpoint.at("optimizer").toTensor()));
+    archive.load_from(stream);
+    state.optimizer->load(archive);
+  }
+
+  auto rng = lookup(checkpoint, "rng", path).toGenericDict();
+  for (auto &[name, generator] : defaultGenerators()) {
+    auto it = rng.find(name);
+    if (it == rng.end())
+      continue;
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    generator.set_state(it->value().toTensor());
+  }
+
+  if (extras.gradScaler && checkpoint.contains("grad_scaler")) {
+    auto scaler = checkpoint.at("grad_scaler").toGenericDict();
+    extras.gradScaler->setScale(scaler.at("scale").toDouble());
+    extras.gradScaler->setGrowthTracker(
+        int64_t(scaler.at("growth_tracker").toDouble()));
+  }
+
+  auto algorithms = lookup(checkpoint, "algorithms", path).toGenericDict();
+  if (extras.algorithms)
+    for (const auto &algorithm : *extras.algorithms) {
+      auto it = algorithms.find(algorithm->name());
+      if (it == algorithms.end())
+        continue; // Added on resume: it starts fresh.
+      torch::serialize::InputArchive archive;
+      std::istringstream stream(tensorBytes(it->value().toTensor()));
+      archive.load_from(stream);
+      algorithm->loadState(archive);
+    }
+  if (checkpoint.contains("pipeline"))
+    extras.pipeline = checkpoint.at("pipeline").toStringRef();
+  state.seed = uint64_t(lookup(checkpoint, "seed", path).toInt());
+}
+
+CheckpointFolder::CheckpointFolder(std::string folder, int keep)
+    : folder_(std::move(folder)), keep_(keep) {
+  std::error_code error;
+  fs::create_directories(folder_, error);
+  if (error)
+    fail(folder_, "cannot create checkpoint folder: " + error.message());
+}
+
+std::string CheckpointFolder::save(const State &state,
+                                   const CheckpointExtras &extras) {
+  std::string name = "ep" + std::to_string(state.timestamp.epoch) + "-ba" +
+                     std::to_string(state.timestamp.batch) + ".ckpt";
+  std::string path = (fs::path(folder_) / name).string();
+  saveCheckpoint(path, state, extras);
+
+  // `latest` names the newest whole checkpoint; it too is renamed in place.
+  std::string latestPath = (fs::path(folder_) / "latest").string();
+  {
+    std::ofstream out(latestPath + ".tmp", std::ios::trunc);
+    out << name << "\n";
+    if (!out.flush())
+      fail(latestPath, "cannot write");
+  }
+  fs::rename(latestPath + ".tmp", latestPath);
+
+  // Prune by scanning the folder, so checkpoints of an earlier process of
+  // the same run (before an autoresume) count too.
+  if (keep_ > 0) {
+    std::vector<std::pair<int64_t, fs::path>> existing;
+    for (const auto &entry : fs::directory_iterator(folder_)) {
+      std::string file = entry.path().filename().string();
+      long long epoch = 0, batch = 0;
+      char tail = 0;
+      if (std::sscanf(file.c_str(), "ep%lld-ba%lld.ckp%c", &epoch, &batch,
+                      &tail) == 3 &&
+          tail == 't' && file.size() > 5 &&
+          file.compare(file.size() - 5, 5, ".ckpt") == 0)
+        existing.emplace_back(batch, entry.path());
+    }
+    std::sort(existing.begin(), existing.end());
+    for (size_t i = 0; i + size_t(keep_) < existing.size(); ++i) {
+      std::error_code ignored;
+      fs::remove(existing[i].second, ignored);
+    }
+  }
+  return path;
+}
+
+std::optional<std::string> CheckpointFolder::latest() const {
+  std::ifstream in((fs::path(folder_) / "latest").string());
+  std::string name;
+  if (!in || !std::getline(in, name) || name.empty())
+    return std::nullopt;
+  std::string path = (fs::path(folder_) / name).string();
+  if (!fs::exists(path))
+    return std::nullopt;
+  return path;
+}
+
+} // namespace composer::runtime

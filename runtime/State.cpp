@@ -1,0 +1,44 @@
+//===- State.cpp - What the training loop shares with algorithms ----------===//
+
+#include "composer/Runtime/State.h"
+#include "composer/Runtime/Algorithm.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+namespace composer::runtime {
+
+Algorithm::~Algorithm() = default;
+Callback::~Callback() = default;
+
+// splitmix64: spreads nearby seeds over the whole 64-bit range.
+static uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+torch::Generator State::generatorFor(const std::string &purpose) const {
+  uint64_t key = mix(seed) ^ mix(uint64_t(timestamp.batch) + 1);
+  for (char c : purpose)
+    key = mix(key ^ uint64_t(uint8_t(c)));
+  return at::make_generator<at::CPUGeneratorImpl>(key);
+}
+
+std::vector<std::pair<std::string, torch::Tensor>>
+namedParameters(const torch::jit::Module &model) {
+  std::vector<std::pair<std::string, torch::Tensor>> result;
+  for (const auto &entry : model.named_parameters(/*recurse=*/true))
+    result.emplace_back(entry.name, entry.value);
+  return result;
+}
+
+std::vector<std::pair<std::string, torch::Tensor>>
+namedBuffers(const torch::jit::Module &model) {
+  std::vector<std::pair<std::string, torch::Tensor>> result;
+  for (const auto &entry : model.named_buffers(/*recurse=*/true))
+    result.emplace_back(entry.name, entry.value);
+  return result;
+}
+
+} // namespace composer::runtime

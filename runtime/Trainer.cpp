@@ -1,0 +1,329 @@
+//===- Trainer.cpp - The training loop ------------------------------------===//
+//
+// Fires Composer's events in Composer's order. Time advances after
+// AFTER_TRAIN_BATCH, so BATCH_END and checkpoints see the finished batch, and
+// algorithms draw their randomness from the batch being trained
+// (State::generatorFor), which is what makes a resumed run exact.
+//
+//===----------------------------------------------------------------------===//
+
+#include "composer/Runtime/Trainer.h"
+
+#include <torch/csrc/jit/runtime/graph_executor.h>
+
+#include <cmath>
+#include <sstream>
+
+namespace composer::runtime {
+
+torch::Tensor outputTensor(const c10::IValue &output) {
+  if (output.isTensor())
+    return output.toTensor();
+  if (output.isTuple() && !output.toTupleRef().elements().empty())
+    return outputTensor(output.toTupleRef().elements()[0]);
+  if (output.isList() && !output.toListRef().empty())
+    return outputTensor(output.toListRef()[0]);
+  throw TrainingError("the model's forward returned " +
+                      output.tagKind() +
+                      ", expected a tensor (or a tuple or list starting "
+                      "with one)");
+}
+
+namespace {
+/// Whether a run at `now` has just crossed a multiple of `interval`; epoch
+/// intervals are checked at epoch ends only.
+bool crossedInterval(const TimeContext &time, const Timestamp &now,
+                     const Time &interval, bool epochBoundary) {
+  if (interval.value <= 0)
+    return false;
+  if (interval.unit == TimeUnit::Epoch)
+    return epochBoundary &&
+           now.epoch % std::max<int64_t>(1, int64_t(interval.value)) == 0;
+  if (epochBoundary)
+    return false;
+  double every = time.toBatches(interval);
+  if (every <= 0)
+    return false;
+  return std::floor(double(now.batch) / every) >
+         std::floor(double(now.batch - 1) / every);
+}
+} // namespace
+
+Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
+  if (!config_.trainLoader)
+    throw std::invalid_argument("no training data");
+  if (config_.trainLoader->batchesPerEpoch() <= 0)
+    throw std::invalid_argument("the training data gives no batch (" +
+                                std::to_string(config_.trainLoader->dataset()
+                                                   .size()) +
+                                " samples)");
+  if (config_.maxDuration.unit == TimeUnit::Duration)
+    throw std::invalid_argument("max_duration cannot be in 'dur'");
+  if (config_.scaleScheduleRatio <= 0)
+    throw std::invalid_argument("scale_schedule_ratio must be positive");
+  if (config_.threads > 0)
+    at::set_num_threads(config_.threads);
+  torch::jit::setGraphExecutorOptimize(config_.jitOptimize);
+  torch::manual_seed(config_.seed);
+
+  state_.model = config_.model;
+  state_.model.to(config_.device);
+  state_.model.train();
+  state_.parameters = namedParameters(state_.model);
+  state_.device = config_.device;
+  state_.precision = config_.precision;
+  state_.seed = config_.seed;
+
+  const DataLoader &loader = *config_.trainLoader;
+  state_.time.batchesPerEpoch = loader.batchesPerEpoch();
+  state_.time.samplesPerEpoch = loader.samplesPerEpoch();
+  state_.time.tokensPerEpoch =
+      loader.samplesPerEpoch() * loader.dataset().tokensPerSample;
+  state_.time.maxDuration = config_.maxDuration * config_.scaleScheduleRatio;
+
+  std::vector<torch::Tensor> trainable;
+  for (const auto &[name, parameter] : state_.parameters)
+    if (parameter.requires_grad())
+      trainable.push_back(parameter);
+  if (trainable.empty())
+    throw std::invalid_argument("the model has no trainable parameter");
+  optimizer_ = std::make_unique<Optimizer>(config_.optimizer, trainable);
+  state_.optimizer = optimizer_.get();
+  SchedulerSpec schedule = config_.scheduler;
+  schedule.scaleScheduleRatio = config_.scaleScheduleRatio;
+  scheduler_ = createScheduler(schedule);
+  gradScaler_ =
+      std::make_unique<GradScaler>(config_.precision == Precision::AmpFP16);
+  // Fail now, not at the first batch, if autocast cannot run here.
+  { AutocastGuard probe(config_.precision, config_.device); }
+
+  extras_.algorithms = &config_.algorithms;
+  extras_.gradScaler = gradScaler_.get();
+  extras_.pipeline = config_.pipeline;
+  if (!config_.saveFolder.empty())
+    checkpoints_ = std::make_unique<CheckpointFolder>(
+        config_.saveFolder, config_.saveNumCheckpointsToKeep);
+  fire(Event::Init);
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::fire(Event event) {
+  for (auto &algorithm : config_.algorithms)
+    if (algorithm->match(event, state_))
+      algorithm->apply(event, state_, config_.logger);
+  for (auto &callback : config_.callbacks)
+    callback->runEvent(event, state_, config_.logger);
+}
+
+void Trainer::restore() {
+  std::optional<std::string> path;
+  if (config_.autoresume && checkpoints_)
+    path = checkpoints_->latest();
+  if (!path && !config_.loadPath.empty())
+    path = config_.loadPath;
+  if (!path)
+    return;
+  fire(Event::BeforeLoad);
+  loadCheckpoint(*path, state_, extras_);
+  fire(Event::AfterLoad);
+  resumed_ = path;
+  lastCheckpointBatch_ = state_.timestamp.batch;
+}
+
+torch::Tensor Trainer::computeLoss(const torch::Tensor &outputs,
+                                   const torch::Tensor &target) const {
+  if (config_.loss == "mse")
+    return torch::mse_loss(outputs, target.to(outputs.scalar_type()));
+  // Language models: [B, T, V] logits against [B, T] tokens.
+  bool soft = torch::isFloatingType(target.scalar_type());
+  if (outputs.dim() == 3) {
+    int64_t classes = outputs.size(-1);
+    return torch::cross_entropy_loss(
+        outputs.reshape({-1, classes}),
+        soft ? target.reshape({-1, classes}) : target.reshape({-1}));
+  }
+  return torch::cross_entropy_loss(outputs, target);
+}
+
+void Trainer::trainBatch(Batch batch) {
+  Timestamp &now = state_.timestamp;
+  state_.batch = std::move(batch);
+  fire(Event::BatchStart);
+  fire(Event::BeforeTrainBatch);
+  optimizer_->setLrMultiplier(scheduler_->multiplier(now, state_.time));
+  optimizer_->zeroGrad();
+  {
+    AutocastGuard autocast(config_.precision, config_.device);
+    fire(Event::BeforeForward);
+    state_.outputs =
+        outputTensor(state_.model.forward({state_.batch.input}));
+    fire(Event::AfterForward);
+    fire(Event::BeforeLoss);
+    state_.loss = computeLoss(state_.outputs, state_.batch.target);
+    fire(Event::AfterLoss);
+  }
+  double loss = state_.loss.item<double>();
+  if (!std::isfinite(loss)) {
+    std::ostringstream message;
+    message << "the training loss is " << loss << " at epoch " << now.epoch
+            << ", batch " << now.batch << "; stopping.";
+    if (lastCheckpoint_)
+      message << " The last good checkpoint is " << *lastCheckpoint_ << ".";
+    else if (resumed_)
+      message << " The run resumed from " << *resumed_ << ".";
+    else
+      message << " No checkpoint was written.";
+    throw TrainingError(message.str());
+  }
+  fire(Event::BeforeBackward);
+  gradScaler_->scale(state_.loss).backward();
+  std::vector<torch::Tensor> parameters;
+  for (const auto &[name, parameter] : state_.parameters)
+    parameters.push_back(parameter);
+  bool finite = gradScaler_->unscale(parameters);
+  fire(Event::AfterBackward);
+  if (finite)
+    optimizer_->step();
+  gradScaler_->update(finite);
+  fire(Event::AfterTrainBatch);
+
+  int64_t samples = state_.batch.size();
+  int64_t tokens =
+      samples * config_.trainLoader->dataset().tokensPerSample;
+  ++now.batch;
+  ++now.batchInEpoch;
+  now.sample += samples;
+  now.sampleInEpoch += samples;
+  now.token += tokens;
+  now.tokenInEpoch += tokens;
+  config_.logger.logMetrics({{"loss/train/total", loss},
+                             {"lr-" + config_.optimizer.name + "/group0",
+                              optimizer_->lr()}},
+                            now.batch);
+  fire(Event::BatchEnd);
+}
+
+void Trainer::maybeCheckpoint(Event event, const Time &interval) {
+  if (!checkpoints_ ||
+      !crossedInterval(state_.time, state_.timestamp, interval,
+                       event == Event::EpochCheckpoint))
+    return;
+  lastCheckpoint_ = checkpoints_->save(state_, extras_);
+  lastCheckpointBatch_ = state_.timestamp.batch;
+  fire(event);
+}
+
+void Trainer::maybeEvaluate(const Time &interval, bool epochBoundary) {
+  if (config_.evalLoader &&
+      crossedInterval(state_.time, state_.timestamp, interval, epochBoundary))
+    evaluate();
+}
+
+void Trainer::fit() {
+  restore();
+  fire(Event::FitStart);
+  Timestamp &now = state_.timestamp;
+  DataLoader &loader = *config_.trainLoader;
+  int64_t lastEvalBatch = -1;
+  while (!state_.time.reached(now, state_.time.maxDuration) &&
+         !state_.stopRequested) {
+    if (now.batchInEpoch == 0)
+      fire(Event::EpochStart);
+    loader.startEpoch(now.epoch, now.batchInEpoch);
+    bool epochDone = false;
+    while (!state_.stopRequested) {
+      fire(Event::BeforeDataloader);
+      std::optional<Batch> batch = loader.next();
+      if (!batch) {
+        epochDone = true;
+        break;
+      }
+      batch->input = batch->input.to(config_.device, /*non_blocking=*/true);
+      batch->target = batch->target.to(config_.device, /*non_blocking=*/true);
+      state_.batch = std::move(*batch);
+      fire(Event::AfterDataloader);
+      trainBatch(std::move(state_.batch));
+      if (config_.evalLoader &&
+          crossedInterval(state_.time, now, config_.evalInterval, false)) {
+        evaluate();
+        lastEvalBatch = now.batch;
+      }
+      maybeCheckpoint(Event::BatchCheckpoint, config_.saveInterval);
+      if (now.batchInEpoch >= state_.time.batchesPerEpoch) {
+        epochDone = true;
+        break;
+      }
+      if (state_.time.reached(now, state_.time.maxDuration))
+        break;
+    }
+    if (!epochDone)
+      continue;
+    ++now.epoch;
+    now.batchInEpoch = now.sampleInEpoch = now.tokenInEpoch = 0;
+    fire(Event::EpochEnd);
+    if (config_.evalLoader &&
+        crossedInterval(state_.time, now, config_.evalInterval, true)) {
+      evaluate();
+      lastEvalBatch = now.batch;
+    }
+    maybeCheckpoint(Event::EpochCheckpoint, config_.saveInterval);
+  }
+  // The end of a run is always evaluated and saved.
+  if (config_.evalLoader && lastEvalBatch != now.batch)
+    evaluate();
+  if (checkpoints_ && lastCheckpointBatch_ != now.batch) {
+    lastCheckpoint_ = checkpoints_->save(state_, extras_);
+    lastCheckpointBatch_ = now.batch;
+  }
+  fire(Event::FitEnd);
+  config_.logger.flush();
+}
+
+EvalResult Trainer::evaluate() {
+  if (!config_.evalLoader)
+    throw std::invalid_argument("no evaluation data");
+  fire(Event::EvalStart);
+  state_.model.eval();
+  double lossSum = 0;
+  int64_t correct = 0, counted = 0, samples = 0;
+  {
+    torch::NoGradGuard noGrad;
+    AutocastGuard autocast(config_.precision, config_.device);
+    DataLoader &loader = *config_.evalLoader;
+    loader.startEpoch(0);
+    while (std::optional<Batch> batch = loader.next()) {
+      batch->input = batch->input.to(config_.device, true);
+      batch->target = batch->target.to(config_.device, true);
+      state_.batch = std::move(*batch);
+      fire(Event::EvalBatchStart);
+      fire(Event::EvalBeforeForward);
+      state_.outputs =
+          outputTensor(state_.model.forward({state_.batch.input}));
+      fire(Event::EvalAfterForward);
+      torch::Tensor outputs = state_.outputs.to(torch::kFloat);
+      const torch::Tensor &target = state_.batch.target;
+      int64_t size = state_.batch.size();
+      lossSum += computeLoss(outputs, target).item<double>() * double(size);
+      samples += size;
+      if (!torch::isFloatingType(target.scalar_type())) {
+        correct += outputs.argmax(-1).eq(target).sum().item<int64_t>();
+        counted += target.numel();
+      }
+      fire(Event::EvalBatchEnd);
+    }
+  }
+  EvalResult result;
+  result.samples = samples;
+  result.loss = samples ? lossSum / double(samples) : 0;
+  result.accuracy = counted ? double(correct) / double(counted) : 0;
+  config_.logger.logMetrics({{"metrics/eval/Accuracy", result.accuracy},
+                             {"metrics/eval/CrossEntropy", result.loss}},
+                            state_.timestamp.batch);
+  lastEval_ = result;
+  fire(Event::EvalEnd);
+  state_.model.train();
+  return result;
+}
+
+} // namespace composer::runtime

@@ -1,0 +1,184 @@
+//===- Ema.cpp - Exponential moving average of the weights ----------------===//
+//
+// Keeps an fp32 average of every parameter and floating-point buffer (integer
+// buffers such as num_batches_tracked are copied, as averaging them is
+// meaningless). Evaluation runs with the average swapped into the model; the
+// training weights go back at EVAL_END. The average is checkpointed by
+// state_dict name, so a resumed run continues it exactly.
+//
+//===----------------------------------------------------------------------===//
+
+#include "composer/Runtime/Algorithms.h"
+
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+namespace composer::runtime {
+namespace {
+
+using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
+
+NamedTensors parametersAndBuffers(const torch::jit::Module &model) {
+  NamedTensors all = namedParameters(model);
+  NamedTensors buffers = namedBuffers(model);
+  all.insert(all.end(), buffers.begin(), buffers.end());
+  return all;
+}
+
+torch::Tensor averageCopy(const torch::Tensor &t) {
+  torch::Tensor d = t.detach();
+  return d.is_floating_point()
+             ? d.to(torch::kFloat, /*non_blocking=*/false, /*copy=*/true)
+             : d.clone();
+}
+
+class Ema final : public Algorithm {
+public:
+  Ema(Time halfLife, Time updateInterval)
+      : halfLife_(halfLife), updateInterval_(updateInterval) {
+    if (!(halfLife.value >= 0))
+      throw std::invalid_argument("ema: half_life must be >= 0, got " +
+                                  halfLife.str());
+    if (!(updateInterval.value > 0))
+      throw std::invalid_argument("ema: update_interval must be > 0, got " +
+                                  updateInterval.str());
+  }
+
+  std::string name() const override { return "ema"; }
+
+  bool match(Event event, const State &state) const override {
+    switch (event) {
+    case Event::FitStart:
+      return true;
+    case Event::BatchEnd:
+      return !average_.empty() &&
+             state.timestamp.batch % intervalBatches(state) == 0;
+    case Event::EvalStart:
+      return !average_.empty() && !swapped_;
+    case Event::EvalEnd:
+      return swapped_;
+    default:
+      return false;
+    }
+  }
+
+  void apply(Event event, State &state, Logger &) override {
+    torch::NoGradGuard noGrad;
+    NamedTensors current = parametersAndBuffers(state.model);
+    switch (event) {
+    case Event::FitStart:
+      initialize(current);
+      break;
+    case Event::BatchEnd:
+      update(current, state);
+      break;
+    case Event::EvalStart:
+      checkLayout(current);
+      training_.clear();
+      for (size_t i = 0; i < current.size(); ++i) {
+        training_.push_back(current[i].second.detach().clone());
+        current[i].second.copy_(average_[i].second);
+      }
+      swapped_ = true;
+      break;
+    case Event::EvalEnd:
+      checkLayout(current);
+      for (size_t i = 0; i < current.size(); ++i)
+        current[i].second.copy_(training_[i]);
+      training_.clear();
+      swapped_ = false;
+      break;
+    default:
+      break;
+    }
+  }
+
+  void saveState(torch::serialize::OutputArchive &archive) const override {
+    // Archive keys may contain '.', so state_dict names are used as they are.
+    for (const auto &[name, average] : average_)
+      archive.write(name, average, /*is_buffer=*/true);
+  }
+
+  void loadState(torch::serialize::InputArchive &archive) override {
+    loaded_.clear();
+    for (const std::string &key : archive.keys()) {
+      torch::Tensor t;
+      archive.read(key, t, /*is_buffer=*/true);
+      loaded_[key] = t;
+    }
+    // Loaded after FIT_START (a second fit): replace the running average now.
+    if (!average_.empty() && !loaded_.empty())
+      for (auto &[name, average] : average_)
+        average.copy_(loadedFor(name));
+  }
+
+private:
+  int64_t intervalBatches(const State &state) const {
+    return std::max<int64_t>(
+        1, std::llround(state.time.toBatches(updateInterval_)));
+  }
+
+  void initialize(const NamedTensors &current) {
+    if (!average_.empty())
+      return; // a later fit continues the average
+    for (const auto &[name, tensor] : current) {
+      torch::Tensor average = averageCopy(tensor);
+      if (!loaded_.empty())
+        average.copy_(loadedFor(name));
+      average_.emplace_back(name, average);
+    }
+    loaded_.clear();
+  }
+
+  const torch::Tensor &loadedFor(const std::string &name) const {
+    auto it = loaded_.find(name);
+    if (it == loaded_.end())
+      throw std::runtime_error("ema: checkpoint has no average for '" + name +
+                               "'");
+    return it->second;
+  }
+
+  void checkLayout(const NamedTensors &current) const {
+    if (current.size() != average_.size())
+      throw std::runtime_error("ema: the model's parameters changed since "
+                               "FIT_START");
+  }
+
+  void update(const NamedTensors &current, const State &state) {
+    checkLayout(current);
+    // Composer: smoothing = 2^(-update_interval / half_life), both in batches.
+    double halfLife = state.time.toBatches(halfLife_);
+    double interval = double(intervalBatches(state));
+    double smoothing = halfLife > 0 ? std::exp2(-interval / halfLife) : 0.0;
+    std::vector<torch::Tensor> averages, weights;
+    for (size_t i = 0; i < current.size(); ++i) {
+      const torch::Tensor &w = current[i].second;
+      torch::Tensor &average = average_[i].second;
+      if (!average.is_floating_point()) {
+        average.copy_(w);
+        continue;
+      }
+      averages.push_back(average);
+      weights.push_back(w.detach().to(torch::kFloat));
+    }
+    if (averages.empty())
+      return;
+    at::_foreach_mul_(averages, smoothing);
+    at::_foreach_add_(averages, weights, 1 - smoothing);
+  }
+
+  Time halfLife_, updateInterval_;
+  NamedTensors average_;                        // fp32, model order
+  std::vector<torch::Tensor> training_;         // held aside during evaluation
+  std::map<std::string, torch::Tensor> loaded_; // from a checkpoint
+  bool swapped_ = false;
+};
+
+} // namespace
+
+std::unique_ptr<Algorithm> createEma(Time halfLife, Time updateInterval) {
+  return std::make_unique<Ema>(halfLife, updateInterval);
+}
+
+} // namespace composer::runtime

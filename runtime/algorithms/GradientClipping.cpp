@@ -1,0 +1,98 @@
+//===- GradientClipping.cpp - Norm, value and adaptive clipping -----------===//
+//
+// Runs at AFTER_BACKWARD, before the optimizer step. Adaptive clipping is AGC
+// (Brock et al. 2021): per output unit (row of dim 0; the whole tensor for
+// scalars and vectors), |g| <= threshold * max(|w|, 1e-3).
+//
+//===----------------------------------------------------------------------===//
+
+#include "composer/Runtime/Algorithms.h"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace composer::runtime {
+namespace {
+
+enum class ClipType { Norm, Value, Adaptive };
+
+/// L2 norms per output unit, shaped to broadcast against `t`.
+torch::Tensor unitwiseNorm(const torch::Tensor &t) {
+  torch::Tensor f = t.to(torch::kFloat);
+  if (t.dim() <= 1)
+    return f.norm();
+  std::vector<int64_t> shape(t.dim(), 1);
+  shape[0] = t.size(0);
+  return f.reshape({t.size(0), -1}).norm(2, /*dim=*/1).view(shape);
+}
+
+class GradientClipping final : public Algorithm {
+public:
+  GradientClipping(const std::string &type, double threshold)
+      : threshold_(threshold) {
+    if (type == "norm")
+      type_ = ClipType::Norm;
+    else if (type == "value")
+      type_ = ClipType::Value;
+    else if (type == "adaptive")
+      type_ = ClipType::Adaptive;
+    else
+      throw std::invalid_argument(
+          "gradient_clipping: clipping_type must be 'norm', 'value' or "
+          "'adaptive', got '" +
+          type + "'");
+    if (!(threshold > 0 && std::isfinite(threshold)))
+      throw std::invalid_argument(
+          "gradient_clipping: clipping_threshold must be > 0, got " +
+          std::to_string(threshold));
+  }
+
+  std::string name() const override { return "gradient_clipping"; }
+
+  bool match(Event event, const State &) const override {
+    return event == Event::AfterBackward;
+  }
+
+  void apply(Event, State &state, Logger &) override {
+    std::vector<torch::Tensor> params;
+    for (const auto &entry : state.parameters)
+      if (entry.second.grad().defined())
+        params.push_back(entry.second);
+    if (params.empty())
+      return;
+    torch::NoGradGuard noGrad;
+    switch (type_) {
+    case ClipType::Norm:
+      torch::nn::utils::clip_grad_norm_(params, threshold_);
+      break;
+    case ClipType::Value:
+      torch::nn::utils::clip_grad_value_(params, threshold_);
+      break;
+    case ClipType::Adaptive:
+      for (const torch::Tensor &p : params) {
+        torch::Tensor grad = p.grad();
+        torch::Tensor maxNorm =
+            unitwiseNorm(p.detach()).clamp_min(1e-3) * threshold_;
+        torch::Tensor gradNorm = unitwiseNorm(grad);
+        torch::Tensor coeff =
+            torch::where(gradNorm > maxNorm, maxNorm / gradNorm.clamp_min(1e-6),
+                         torch::ones_like(gradNorm));
+        grad.mul_(coeff.to(grad.dtype()));
+      }
+      break;
+    }
+  }
+
+private:
+  ClipType type_;
+  double threshold_;
+};
+
+} // namespace
+
+std::unique_ptr<Algorithm> createGradientClipping(const std::string &type,
+                                                  double threshold) {
+  return std::make_unique<GradientClipping>(type, threshold);
+}
+
+} // namespace composer::runtime

@@ -1,0 +1,114 @@
+//===- ProgressiveResizing.cpp - Small images early in training -----------===//
+//
+// The scale stays at `initialScale` until `delayFraction` of the run, ramps
+// linearly to 1 at 1 - `finetuneFraction` and stays there. Classification
+// targets do not depend on the image size, so only inputs change.
+//
+//===----------------------------------------------------------------------===//
+
+#include "composer/Runtime/Algorithms.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace composer::runtime {
+namespace {
+
+class ProgressiveResizing final : public Algorithm {
+public:
+  ProgressiveResizing(double initialScale, double delayFraction,
+                      double finetuneFraction, int64_t sizeIncrement,
+                      const std::string &mode)
+      : initialScale_(initialScale), delayFraction_(delayFraction),
+        finetuneFraction_(finetuneFraction), sizeIncrement_(sizeIncrement),
+        crop_(mode == "crop") {
+    auto fail = [](const std::string &what) {
+      throw std::invalid_argument("progressive_resizing: " + what);
+    };
+    if (!(initialScale > 0 && initialScale <= 1))
+      fail("initial_scale must be in (0, 1], got " +
+           std::to_string(initialScale));
+    if (!(delayFraction >= 0 && delayFraction <= 1))
+      fail("delay_fraction must be in [0, 1], got " +
+           std::to_string(delayFraction));
+    if (!(finetuneFraction >= 0 && finetuneFraction <= 1))
+      fail("finetune_fraction must be in [0, 1], got " +
+           std::to_string(finetuneFraction));
+    if (delayFraction + finetuneFraction > 1)
+      fail("delay_fraction + finetune_fraction must be <= 1, got " +
+           std::to_string(delayFraction + finetuneFraction));
+    if (sizeIncrement < 1)
+      fail("size_increment must be >= 1, got " + std::to_string(sizeIncrement));
+    if (mode != "resize" && mode != "crop")
+      fail("mode must be 'resize' or 'crop', got '" + mode + "'");
+  }
+
+  std::string name() const override { return "progressive_resizing"; }
+
+  bool match(Event event, const State &state) const override {
+    return event == Event::AfterDataloader && state.batch.size() > 0 &&
+           state.batch.input.dim() == 4;
+  }
+
+  void apply(Event, State &state, Logger &) override {
+    double scale = scaleAt(state.fractionDone());
+    if (scale >= 1)
+      return; // rounding would shrink sides that are not multiples
+    torch::Tensor x = state.batch.input;
+    int64_t height = x.size(2), width = x.size(3);
+    int64_t newHeight = scaledSide(height, scale);
+    int64_t newWidth = scaledSide(width, scale);
+    if (newHeight == height && newWidth == width)
+      return;
+    if (crop_) {
+      int64_t top = (height - newHeight) / 2, left = (width - newWidth) / 2;
+      state.batch.input = x.slice(2, top, top + newHeight)
+                              .slice(3, left, left + newWidth)
+                              .contiguous(x.suggest_memory_format());
+      return;
+    }
+    namespace F = torch::nn::functional;
+    state.batch.input =
+        F::interpolate(x, F::InterpolateFuncOptions()
+                              .size(std::vector<int64_t>{newHeight, newWidth})
+                              .mode(torch::kBilinear)
+                              .align_corners(false));
+  }
+
+private:
+  double scaleAt(double fraction) const {
+    double ramp = 1 - finetuneFraction_ - delayFraction_;
+    double progress;
+    if (fraction < delayFraction_)
+      progress = 0;
+    else if (ramp <= 0)
+      progress = 1;
+    else
+      progress = std::min(1.0, (fraction - delayFraction_) / ramp);
+    return initialScale_ + (1 - initialScale_) * progress;
+  }
+
+  int64_t scaledSide(int64_t side, double scale) const {
+    // The epsilon keeps exact products (32 * 0.75 / 4) from flooring down.
+    int64_t steps = int64_t(std::floor(side * scale / sizeIncrement_ + 1e-9));
+    return std::min(side, std::max<int64_t>(1, steps) * sizeIncrement_);
+  }
+
+  double initialScale_, delayFraction_, finetuneFraction_;
+  int64_t sizeIncrement_;
+  bool crop_;
+};
+
+} // namespace
+
+std::unique_ptr<Algorithm> createProgressiveResizing(double initialScale,
+                                                     double delayFraction,
+                                                     double finetuneFraction,
+                                                     int64_t sizeIncrement,
+                                                     const std::string &mode) {
+  return std::make_unique<ProgressiveResizing>(
+      initialScale, delayFraction, finetuneFraction, sizeIncrement, mode);
+}
+
+} // namespace composer::runtime

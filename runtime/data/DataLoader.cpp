@@ -1,0 +1,389 @@
+//===- DataLoader.cpp - Batches from an in-memory dataset -----------------===//
+//
+// Every random choice is a pure function of (seed, epoch) for the order and
+// (seed, epoch, dataset index) for a sample's augmentation. A batch therefore
+// depends on nothing but its epoch and index: the worker count, the thread
+// that builds it, and whether the run resumed mid-epoch change no bits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "composer/Runtime/Data.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+namespace composer::runtime {
+namespace {
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+/// A SplitMix64 stream: tiny to seed, so each sample can own one.
+struct SampleRng {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t r = splitmix64(state);
+    state += 0x9E3779B97F4A7C15ULL;
+    return r;
+  }
+};
+
+SampleRng sampleRng(uint64_t seed, int64_t epoch, int64_t index) {
+  uint64_t s = splitmix64(splitmix64(seed ^ 0xA5A5A5A5A5A5A5A5ULL) ^
+                          static_cast<uint64_t>(epoch));
+  return SampleRng{splitmix64(s ^ static_cast<uint64_t>(index))};
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Samples each rank sees per epoch: the epoch is padded to a multiple of the
+/// world size, as torch's DistributedSampler does.
+int64_t rankShare(int64_t n, int worldSize) { return ceilDiv(n, worldSize); }
+
+/// This rank's sample order for `epoch`: the (shuffled) epoch padded by
+/// repeating from its start, then every worldSize-th entry from `rank`.
+torch::Tensor epochOrder(int64_t n, const DataLoaderOptions &o, int64_t epoch) {
+  torch::Tensor perm;
+  if (o.shuffle) {
+    uint64_t seed = splitmix64(o.seed * 1000003ULL + uint64_t(epoch));
+    at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+    perm = torch::randperm(n, gen, torch::kLong);
+  } else {
+    perm = torch::arange(n, torch::kLong);
+  }
+  int64_t share = rankShare(n, o.worldSize);
+  if (o.worldSize == 1)
+    return perm;
+  torch::Tensor order = torch::empty({share}, torch::kLong);
+  const int64_t *p = perm.data_ptr<int64_t>();
+  int64_t *out = order.data_ptr<int64_t>();
+  for (int64_t k = 0; k < share; ++k)
+    out[k] = p[(o.rank + k * o.worldSize) % n];
+  return order;
+}
+
+/// Copies rows `index[0..count)` of a contiguous CPU tensor. Plain memcpy, so
+/// worker threads never enter ATen's (OpenMP) parallel kernels.
+torch::Tensor gatherRows(const torch::Tensor &src, const int64_t *index,
+                         int64_t count) {
+  std::vector<int64_t> shape = src.sizes().vec();
+  shape[0] = count;
+  torch::Tensor out = torch::empty(shape, src.options());
+  if (count == 0 || out.numel() == 0)
+    return out;
+  size_t rowBytes = size_t(out.numel() / count) * src.element_size();
+  const auto *from = static_cast<const char *>(src.data_ptr());
+  auto *to = static_cast<char *>(out.data_ptr());
+  for (int64_t i = 0; i < count; ++i)
+    std::memcpy(to + i * rowBytes, from + index[i] * rowBytes, rowBytes);
+  return out;
+}
+
+/// uint8 [N,C,H,W] rows -> float [B,C,H,W]: scale to [0,1], random crop (zero
+/// padding before normalization) and flip, normalize; one pass per pixel.
+torch::Tensor imageBatch(const torch::Tensor &images, const int64_t *index,
+                         int64_t count, const DataLoaderOptions &o,
+                         int64_t epoch, bool parallel) {
+  const ImageTransforms &t = o.transforms;
+  const int64_t c = images.size(1), h = images.size(2), w = images.size(3);
+  if (!t.mean.empty() || !t.std.empty()) {
+    if (int64_t(t.mean.size()) != c || int64_t(t.std.size()) != c)
+      throw std::invalid_argument(
+          "DataLoader: normalization has " + std::to_string(t.mean.size()) +
+          " means and " + std::to_string(t.std.size()) +
+          " stds, expected one per channel (" + std::to_string(c) + ")");
+    for (double s : t.std)
+      if (!(s > 0))
+        throw std::invalid_argument("DataLoader: normalization std must be "
+                                    "positive");
+  }
+  // Every output pixel is a function of one uint8 value and its channel: a
+  // table per channel does the scale and normalization at once.
+  std::vector<float> lut(size_t(c) * 256);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    for (int v = 0; v < 256; ++v) {
+      float x = float(v) / 255.0f;
+      lut[ch * 256 + v] =
+          t.mean.empty() ? x : (x - float(t.mean[ch])) / float(t.std[ch]);
+    }
+  }
+  const int64_t pad = t.randomCropPadding;
+  const int64_t plane = h * w, sample = c * plane;
+  torch::Tensor out = torch::empty({count, c, h, w}, torch::kFloat);
+  const uint8_t *src = images.data_ptr<uint8_t>();
+  float *dst = out.data_ptr<float>();
+
+  auto build = [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      // Draw all three numbers always, so enabling one transform leaves the
+      // other's choices unchanged.
+      SampleRng rng = sampleRng(o.seed, epoch, index[b]);
+      uint64_t r0 = rng.next(), r1 = rng.next(), r2 = rng.next();
+      // Crop window offset in the padded image is in [0, 2p]; as a shift of
+      // the source relative to the output it is in [-p, p].
+      int64_t sy = pad > 0 ? int64_t(r0 % uint64_t(2 * pad + 1)) - pad : 0;
+      int64_t sx = pad > 0 ? int64_t(r1 % uint64_t(2 * pad + 1)) - pad : 0;
+      bool flip = t.horizontalFlip && (r2 >> 63);
+      // Output columns whose source column lies inside the image. Unflipped
+      // source x+sx; flipped (flip after crop) source w-1-x+sx.
+      int64_t x0 = flip ? std::max<int64_t>(0, sx) : std::max<int64_t>(0, -sx);
+      int64_t x1 = flip ? std::min(w, w + sx) : std::min(w, w - sx);
+      x1 = std::max(x0, x1);
+      const uint8_t *in = src + index[b] * sample;
+      float *outSample = dst + b * sample;
+      for (int64_t ch = 0; ch < c; ++ch) {
+        const float *table = lut.data() + ch * 256;
+        const float fill = table[0]; // padding is 0 before normalization
+        for (int64_t y = 0; y < h; ++y) {
+          float *row = outSample + ch * plane + y * w;
+          int64_t srcY = y + sy;
+          if (srcY < 0 || srcY >= h) {
+            std::fill(row, row + w, fill);
+            continue;
+          }
+          const uint8_t *srcRow = in + ch * plane + srcY * w;
+          std::fill(row, row + x0, fill);
+          if (flip) {
+            const uint8_t *s = srcRow + (w - 1 + sx);
+            for (int64_t x = x0; x < x1; ++x)
+              row[x] = table[s[-x]];
+          } else {
+            const uint8_t *s = srcRow + sx;
+            for (int64_t x = x0; x < x1; ++x)
+              row[x] = table[s[x]];
+          }
+          std::fill(row + x1, row + w, fill);
+        }
+      }
+    }
+  };
+  if (parallel) {
+    // Each sample is independent, so chunking cannot change any bit.
+    int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, sample));
+    at::parallel_for(0, count, grain, build);
+  } else {
+    build(0, count);
+  }
+  return out;
+}
+
+/// Batch `index` of an epoch whose (this rank's) order is `order`.
+Batch buildBatch(const Dataset &ds, const DataLoaderOptions &o,
+                 const torch::Tensor &order, int64_t epoch, int64_t index,
+                 bool parallel) {
+  int64_t share = order.size(0);
+  int64_t begin = index * o.batchSize;
+  int64_t end = std::min(begin + o.batchSize, share);
+  const int64_t *ids = order.data_ptr<int64_t>() + begin;
+  Batch batch;
+  const torch::Tensor &in = ds.inputs;
+  if (in.scalar_type() == torch::kUInt8 && in.dim() == 4)
+    batch.input = imageBatch(in, ids, end - begin, o, epoch, parallel);
+  else
+    batch.input = gatherRows(in, ids, end - begin);
+  batch.target = gatherRows(ds.targets, ids, end - begin);
+  return batch;
+}
+
+} // namespace
+
+/// Worker threads that build batches [first, end) of one epoch ahead of the
+/// loop, at most `capacity` beyond the one the loop waits for, handed back in
+/// order. Owns copies of everything it reads, so it never touches the loader.
+struct DataLoader::Prefetcher {
+  struct Result {
+    Batch batch;
+    std::exception_ptr error;
+  };
+
+  Prefetcher(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options,
+             torch::Tensor order, int64_t epoch, int64_t first, int64_t end)
+      : dataset(std::move(dataset)), options(std::move(options)),
+        order(std::move(order)), epoch(epoch), nextClaim(first),
+        nextReturn(first), end(end),
+        capacity(2 * int64_t(this->options.numWorkers)) {
+    try {
+      for (int i = 0; i < this->options.numWorkers; ++i)
+        threads.emplace_back([this] { work(); });
+    } catch (...) {
+      shutdown();
+      throw;
+    }
+  }
+  ~Prefetcher() { shutdown(); }
+
+  void shutdown() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stop = true;
+    }
+    workCv.notify_all();
+    for (std::thread &thread : threads)
+      if (thread.joinable())
+        thread.join();
+  }
+
+  void work() {
+    for (;;) {
+      int64_t index;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        workCv.wait(lock, [&] {
+          return stop || nextClaim >= end || nextClaim < nextReturn + capacity;
+        });
+        if (stop || nextClaim >= end)
+          return;
+        index = nextClaim++;
+      }
+      Result result;
+      try {
+        result.batch =
+            buildBatch(*dataset, options, order, epoch, index, false);
+      } catch (...) {
+        result.error = std::current_exception();
+      }
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        ready.emplace(index, std::move(result));
+      }
+      readyCv.notify_all();
+    }
+  }
+
+  /// The next batch in order; rethrows a worker's error (and keeps doing so:
+  /// a failed batch is never skipped).
+  std::optional<Batch> next() {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (nextReturn >= end)
+      return std::nullopt;
+    readyCv.wait(lock, [&] { return ready.count(nextReturn) != 0; });
+    auto it = ready.find(nextReturn);
+    if (it->second.error)
+      std::rethrow_exception(it->second.error);
+    Batch batch = std::move(it->second.batch);
+    ready.erase(it);
+    ++nextReturn;
+    lock.unlock();
+    workCv.notify_all();
+    return batch;
+  }
+
+  std::shared_ptr<const Dataset> dataset;
+  DataLoaderOptions options;
+  torch::Tensor order;
+  int64_t epoch;
+  std::mutex mutex;
+  std::condition_variable workCv;  // workers: a slot opened or stop
+  std::condition_variable readyCv; // loop: a batch arrived
+  int64_t nextClaim, nextReturn, end, capacity;
+  std::map<int64_t, Result> ready;
+  bool stop = false;
+  std::vector<std::thread> threads;
+};
+
+DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset,
+                       DataLoaderOptions options)
+    : dataset_(std::move(dataset)), options_(std::move(options)) {
+  if (!dataset_ || !dataset_->inputs.defined() || !dataset_->targets.defined())
+    throw std::invalid_argument("DataLoader: dataset has no tensors");
+  const Dataset &ds = *dataset_;
+  if (ds.inputs.dim() < 1 || ds.targets.dim() < 1 ||
+      ds.inputs.size(0) != ds.targets.size(0))
+    throw std::invalid_argument(
+        "DataLoader: dataset has " + std::to_string(ds.inputs.size(0)) +
+        " inputs but " + std::to_string(ds.targets.size(0)) + " targets");
+  if (!ds.inputs.device().is_cpu() || !ds.targets.device().is_cpu())
+    throw std::invalid_argument("DataLoader: dataset must be on the CPU");
+  if (options_.batchSize <= 0)
+    throw std::invalid_argument("DataLoader: batchSize must be positive");
+  if (options_.worldSize <= 0 || options_.rank < 0 ||
+      options_.rank >= options_.worldSize)
+    throw std::invalid_argument(
+        "DataLoader: rank " + std::to_string(options_.rank) +
+        " is outside world size " + std::to_string(options_.worldSize));
+  if (options_.numWorkers < 0)
+    throw std::invalid_argument("DataLoader: numWorkers must be >= 0");
+  if (options_.transforms.randomCropPadding < 0)
+    throw std::invalid_argument("DataLoader: randomCropPadding must be >= 0");
+  // Batches are gathered by raw row copies: keep a contiguous copy if needed.
+  if (!ds.inputs.is_contiguous() || !ds.targets.is_contiguous()) {
+    auto copy = std::make_shared<Dataset>(ds);
+    copy->inputs = ds.inputs.contiguous();
+    copy->targets = ds.targets.contiguous();
+    dataset_ = std::move(copy);
+  }
+}
+
+DataLoader::~DataLoader() = default;
+
+int64_t DataLoader::samplesPerEpoch() const {
+  int64_t share = rankShare(dataset_->size(), options_.worldSize);
+  return options_.dropLast ? share / options_.batchSize * options_.batchSize
+                           : share;
+}
+
+int64_t DataLoader::batchesPerEpoch() const {
+  int64_t share = rankShare(dataset_->size(), options_.worldSize);
+  return options_.dropLast ? share / options_.batchSize
+                           : ceilDiv(share, options_.batchSize);
+}
+
+void DataLoader::startEpoch(int64_t epoch, int64_t firstBatch) {
+  int64_t batches = batchesPerEpoch();
+  if (firstBatch < 0 || firstBatch > batches)
+    throw std::out_of_range("DataLoader: first batch " +
+                            std::to_string(firstBatch) + " outside [0, " +
+                            std::to_string(batches) + "]");
+  prefetcher_.reset(); // joins the previous epoch's workers first
+  order_ = epochOrder(dataset_->size(), options_, epoch);
+  epoch_ = epoch;
+  nextBatch_ = firstBatch;
+  if (options_.numWorkers > 0 && firstBatch < batches)
+    prefetcher_ = std::make_unique<Prefetcher>(dataset_, options_, order_,
+                                               epoch, firstBatch, batches);
+}
+
+std::optional<Batch> DataLoader::next() {
+  if (!order_.defined())
+    startEpoch(0);
+  if (prefetcher_) {
+    std::optional<Batch> batch = prefetcher_->next();
+    if (batch)
+      ++nextBatch_;
+    else
+      prefetcher_.reset();
+    return batch;
+  }
+  if (nextBatch_ >= batchesPerEpoch())
+    return std::nullopt;
+  Batch batch =
+      buildBatch(*dataset_, options_, order_, epoch_, nextBatch_, true);
+  ++nextBatch_;
+  return batch;
+}
+
+Batch DataLoader::makeBatch(int64_t epoch, int64_t index) const {
+  int64_t batches = batchesPerEpoch();
+  if (index < 0 || index >= batches)
+    throw std::out_of_range("DataLoader: batch " + std::to_string(index) +
+                            " outside [0, " + std::to_string(batches) + ")");
+  torch::Tensor order = order_.defined() && epoch == epoch_
+                            ? order_
+                            : epochOrder(dataset_->size(), options_, epoch);
+  return buildBatch(*dataset_, options_, order, epoch, index, true);
+}
+
+} // namespace composer::runtime

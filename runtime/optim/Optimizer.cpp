@@ -1,0 +1,172 @@
+//===- Optimizer.cpp - Composer's optimizers over LibTorch's --------------===//
+//
+// "sgd" and "adamw" are LibTorch's SGD and AdamW as they are. The decoupled
+// variants (Composer's DecoupledSGDW and DecoupledAdamW) run the same update
+// with LibTorch's decay off and instead shrink every weight that has a
+// gradient by `1 - wd * lr / initial_lr` before it, so the decay follows the
+// schedule but not the size of the initial learning rate.
+//
+//===----------------------------------------------------------------------===//
+
+#include "composer/Runtime/Optim.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace composer::runtime {
+
+namespace {
+
+bool isSgd(const std::string &name) {
+  return name == "sgd" || name == "decoupled_sgdw";
+}
+bool isAdam(const std::string &name) {
+  return name == "adamw" || name == "decoupled_adamw";
+}
+bool isDecoupled(const std::string &name) {
+  return name == "decoupled_sgdw" || name == "decoupled_adamw";
+}
+
+void fail(const std::string &name, const std::string &message) {
+  throw std::invalid_argument("optimizer '" + name + "': " + message);
+}
+
+void validate(const OptimizerSpec &spec) {
+  const std::string &name = spec.name;
+  if (!isSgd(name) && !isAdam(name))
+    throw std::invalid_argument(
+        "unknown optimizer '" + name +
+        "' (expected sgd, adamw, decoupled_sgdw or decoupled_adamw)");
+  if (!(spec.lr > 0) || !std::isfinite(spec.lr))
+    fail(name, "lr must be positive, got " + std::to_string(spec.lr));
+  if (!(spec.weightDecay >= 0) || !std::isfinite(spec.weightDecay))
+    fail(name,
+         "weight_decay must be >= 0, got " + std::to_string(spec.weightDecay));
+  if (isSgd(name)) {
+    if (!(spec.momentum >= 0) || !std::isfinite(spec.momentum))
+      fail(name, "momentum must be >= 0, got " + std::to_string(spec.momentum));
+    if (!(spec.dampening >= 0 && spec.dampening <= 1))
+      fail(name, "dampening must be in [0, 1], got " +
+                     std::to_string(spec.dampening));
+    if (spec.nesterov && (spec.momentum <= 0 || spec.dampening != 0))
+      fail(name, "nesterov requires momentum > 0 and dampening = 0");
+  }
+  if (isAdam(name)) {
+    for (double beta : {spec.beta1, spec.beta2})
+      if (!(beta >= 0 && beta < 1))
+        fail(name, "betas must be in [0, 1), got (" +
+                       std::to_string(spec.beta1) + ", " +
+                       std::to_string(spec.beta2) + ")");
+    if (!(spec.eps >= 0) || !std::isfinite(spec.eps))
+      fail(name, "eps must be >= 0, got " + std::to_string(spec.eps));
+  }
+}
+
+/// LibTorch loads optimizer state onto the CPU; the update needs it where the
+/// parameter lives.
+void moveStateToParameters(torch::optim::Optimizer &optimizer) {
+  auto &state = optimizer.state();
+  for (auto &group : optimizer.param_groups()) {
+    for (auto &p : group.params()) {
+      auto it = state.find(c10::guts::to_string(p.unsafeGetTensorImpl()));
+      if (it == state.end())
+        continue;
+      auto move = [&](const torch::Tensor &t) {
+        return t.defined() ? t.to(p.device()) : t;
+      };
+      if (auto *sgd =
+              dynamic_cast<torch::optim::SGDParamState *>(it->second.get())) {
+        sgd->momentum_buffer(move(sgd->momentum_buffer()));
+      } else if (auto *adam = dynamic_cast<torch::optim::AdamWParamState *>(
+                     it->second.get())) {
+        adam->exp_avg(move(adam->exp_avg()));
+        adam->exp_avg_sq(move(adam->exp_avg_sq()));
+        adam->max_exp_avg_sq(move(adam->max_exp_avg_sq()));
+      }
+    }
+  }
+}
+
+} // namespace
+
+Optimizer::Optimizer(const OptimizerSpec &spec,
+                     std::vector<torch::Tensor> parameters)
+    : spec_(spec), parameters_(std::move(parameters)) {
+  validate(spec_);
+  // Decoupled variants do their own decay in step().
+  double torchDecay = isDecoupled(spec_.name) ? 0.0 : spec_.weightDecay;
+  if (isSgd(spec_.name)) {
+    impl_ = std::make_unique<torch::optim::SGD>(
+        parameters_, torch::optim::SGDOptions(spec_.lr)
+                         .momentum(spec_.momentum)
+                         .dampening(spec_.dampening)
+                         .nesterov(spec_.nesterov)
+                         .weight_decay(torchDecay));
+  } else {
+    impl_ = std::make_unique<torch::optim::AdamW>(
+        parameters_, torch::optim::AdamWOptions(spec_.lr)
+                         .betas(std::make_tuple(spec_.beta1, spec_.beta2))
+                         .eps(spec_.eps)
+                         .weight_decay(torchDecay));
+  }
+}
+
+void Optimizer::setLrMultiplier(double multiplier) {
+  multiplier_ = multiplier;
+  for (auto &group : impl_->param_groups())
+    group.options().set_lr(spec_.lr * multiplier);
+}
+
+double Optimizer::lr() const {
+  return impl_->param_groups().front().options().get_lr();
+}
+
+void Optimizer::zeroGrad() {
+  // LibTorch 1.13's zero_grad() zeroes in place; Composer (and PyTorch 2)
+  // drop the gradients instead, which saves the memset and the memory.
+  for (auto &group : impl_->param_groups())
+    for (auto &p : group.params())
+      p.mutable_grad().reset();
+}
+
+void Optimizer::step() {
+  if (isDecoupled(spec_.name) && spec_.weightDecay != 0) {
+    torch::NoGradGuard noGrad;
+    for (auto &group : impl_->param_groups()) {
+      double decay = spec_.weightDecay * group.options().get_lr() / spec_.lr;
+      for (auto &p : group.params())
+        if (p.grad().defined())
+          p.mul_(1 - decay);
+    }
+  }
+  impl_->step();
+}
+
+void Optimizer::save(torch::serialize::OutputArchive &archive) const {
+  torch::serialize::OutputArchive torchState(archive.compilation_unit());
+  impl_->save(torchState);
+  archive.write("torch", torchState);
+  archive.write("name", c10::IValue(spec_.name));
+  archive.write("lr_multiplier", torch::tensor(multiplier_, torch::kFloat64));
+}
+
+void Optimizer::load(torch::serialize::InputArchive &archive) {
+  c10::IValue name;
+  archive.read("name", name);
+  if (!name.isString() || name.toStringRef() != spec_.name)
+    throw std::runtime_error(
+        "optimizer state is for '" +
+        (name.isString() ? name.toStringRef() : std::string("?")) + "', not '" +
+        spec_.name + "'");
+  torch::serialize::InputArchive torchState;
+  archive.read("torch", torchState);
+  impl_->load(torchState);
+  moveStateToParameters(*impl_);
+  torch::Tensor multiplier;
+  archive.read("lr_multiplier", multiplier);
+  // LibTorch restores the per-parameter state but not the group options.
+  setLrMultiplier(multiplier.item<double>());
+}
+
+} // namespace composer::runtime

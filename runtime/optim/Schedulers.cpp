@@ -1,0 +1,241 @@
+//===- Schedulers.cpp - Composer's learning-rate schedules ----------------===//
+//
+// Each schedule follows composer/optim/scheduler.py. Every time is converted
+// to batches the way Composer's `_convert_time` does: `ep`, `ba`, `sp` and
+// `tok` are stretched by the scale-schedule ratio and truncated to whole
+// units; `dur` is a fraction of the (already stretched) run, truncated to
+// whole batches. Warmups are not stretched (Composer's `scale_warmup=False`),
+// so a shortened run still warms up over the same number of steps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "composer/Runtime/Optim.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace composer::runtime {
+
+Scheduler::~Scheduler() = default;
+
+namespace {
+
+/// `time` in batches as Composer's `_convert_time(time, state, ssr)` gives it.
+double toBatches(const Time &time, const TimeContext &context, double ssr) {
+  switch (time.unit) {
+  case TimeUnit::Duration: {
+    const Time &run = context.maxDuration;
+    if (run.unit == TimeUnit::Epoch)
+      return std::floor(time.value * context.batchesPerEpoch * run.value);
+    return context.toBatches({std::floor(time.value * run.value), run.unit});
+  }
+  case TimeUnit::Epoch:
+    return std::floor(time.value * context.batchesPerEpoch * ssr);
+  case TimeUnit::Batch:
+    return std::floor(time.value * ssr);
+  case TimeUnit::Sample:
+  case TimeUnit::Token:
+    return context.toBatches({std::floor(time.value * ssr), time.unit});
+  }
+  return 0;
+}
+
+void checkTime(const SchedulerSpec &spec, const char *option, const Time &t,
+               bool positive = false) {
+  if (!std::isfinite(t.value) || t.value < 0 || (positive && t.value == 0))
+    throw std::invalid_argument("scheduler '" + spec.name + "': " + option +
+                                " must be " + (positive ? "> 0" : ">= 0") +
+                                ", got " + t.str());
+}
+
+/// Composer's `_cosine_anneal`.
+double cosineAnneal(double x, double minY) {
+  return minY + (1 - minY) * (1 + std::cos(x * M_PI)) / 2;
+}
+
+class ScheduleBase : public Scheduler {
+public:
+  explicit ScheduleBase(const SchedulerSpec &spec) : spec_(spec) {}
+
+protected:
+  double batches(const Time &time, const TimeContext &context) const {
+    return toBatches(time, context, spec_.scaleScheduleRatio);
+  }
+  /// The warmup in batches; not stretched by the scale-schedule ratio.
+  double warmupBatches(const TimeContext &context) const {
+    return toBatches(spec_.warmup, context, 1.0);
+  }
+  /// The fraction of (warmup, t_max] passed at batch `t`, in [0, 1]; 0 when
+  /// t_max does not lie past the warmup (as Composer).
+  double tau(double t, double warmup, double tMax) const {
+    if (tMax <= warmup)
+      return 0;
+    return std::clamp((t - warmup) / (tMax - warmup), 0.0, 1.0);
+  }
+
+  SchedulerSpec spec_;
+};
+
+class ConstantScheduler : public ScheduleBase {
+public:
+  using ScheduleBase::ScheduleBase;
+  double multiplier(const Timestamp &now,
+                    const TimeContext &context) const override {
+    // Composer's ConstantScheduler: alpha until t_max, then 1.
+    return now.batch < batches(spec_.tMax, context) ? spec_.alpha : 1.0;
+  }
+};
+
+class StepScheduler : public ScheduleBase {
+public:
+  using ScheduleBase::ScheduleBase;
+  double multiplier(const Timestamp &now,
+                    const TimeContext &context) const override {
+    double stepSize = batches(spec_.stepSize, context);
+    if (stepSize <= 0)
+      return 1.0;
+    return std::pow(spec_.gamma, std::floor(now.batch / stepSize));
+  }
+};
+
+class MultiStepScheduler : public ScheduleBase {
+public:
+  using ScheduleBase::ScheduleBase;
+  double multiplier(const Timestamp &now,
+                    const TimeContext &context) const override {
+    int passed = 0;
+    for (const Time &milestone : spec_.milestones)
+      if (now.batch >= batches(milestone, context))
+        ++passed;
+    return std::pow(spec_.gamma, passed);
+  }
+};
+
+class ExponentialScheduler : public ScheduleBase {
+public:
+  using ScheduleBase::ScheduleBase;
+  double multiplier(const Timestamp &now,
+                    const TimeContext &context) const override {
+    double period = batches(spec_.period, context);
+    if (period <= 0)
+      return 1.0;
+    return std::pow(spec_.gamma, now.batch / period);
+  }
+};
+
+/// Cosine, linear and polynomial decay after an optional linear warmup.
+class DecayScheduler : public ScheduleBase {
+public:
+  enum class Shape { Cosine, Linear, Polynomial };
+  DecayScheduler(const SchedulerSpec &spec, Shape shape, bool withWarmup)
+      : ScheduleBase(spec), shape_(shape), withWarmup_(withWarmup) {}
+
+  double multiplier(const Timestamp &now,
+                    const TimeContext &context) const override {
+    double t = static_cast<double>(now.batch);
+    double warmup = withWarmup_ ? warmupBatches(context) : 0.0;
+    // The linear schedule warms up to alpha_i, the others to 1.
+    double peak = shape_ == Shape::Linear ? spec_.alphaI : 1.0;
+    if (t < warmup)
+      return peak * t / warmup;
+    double x = tau(t, warmup, batches(spec_.tMax, context));
+    switch (shape_) {
+    case Shape::Cosine:
+      return cosineAnneal(x, spec_.alphaF);
+    case Shape::Linear:
+      return spec_.alphaI + x * (spec_.alphaF - spec_.alphaI);
+    case Shape::Polynomial:
+      return spec_.alphaF + std::pow(1 - x, spec_.power) * (1 - spec_.alphaF);
+    }
+    return 1.0;
+  }
+
+private:
+  Shape shape_;
+  bool withWarmup_;
+};
+
+} // namespace
+
+std::unique_ptr<Scheduler> createScheduler(const SchedulerSpec &spec) {
+  const std::string &name = spec.name;
+  auto fail = [&](const std::string &message) {
+    throw std::invalid_argument("scheduler '" + name + "': " + message);
+  };
+  if (!(spec.scaleScheduleRatio > 0) || !std::isfinite(spec.scaleScheduleRatio))
+    fail("scale_schedule_ratio must be > 0, got " +
+         std::to_string(spec.scaleScheduleRatio));
+
+  auto checkGamma = [&] {
+    if (!(spec.gamma > 0) || !std::isfinite(spec.gamma))
+      fail("gamma must be > 0, got " + std::to_string(spec.gamma));
+  };
+  // Shared by the decay schedules; `warmup` only where one is used.
+  auto checkDecay = [&](bool withWarmup) {
+    checkTime(spec, "t_max", spec.tMax);
+    if (!std::isfinite(spec.alphaF))
+      fail("alpha_f must be finite");
+    if (!withWarmup)
+      return;
+    checkTime(spec, "t_warmup", spec.warmup);
+    if (spec.warmup.value > 0 && spec.warmup.unit == spec.tMax.unit &&
+        !(spec.warmup < spec.tMax))
+      fail("t_max (" + spec.tMax.str() + ") must be after t_warmup (" +
+           spec.warmup.str() + ")");
+  };
+  using Shape = DecayScheduler::Shape;
+
+  if (name == "constant") {
+    if (!std::isfinite(spec.alpha) || spec.alpha < 0)
+      fail("alpha must be >= 0, got " + std::to_string(spec.alpha));
+    checkTime(spec, "t_max", spec.tMax);
+    return std::make_unique<ConstantScheduler>(spec);
+  }
+  if (name == "step") {
+    checkGamma();
+    checkTime(spec, "step_size", spec.stepSize, /*positive=*/true);
+    return std::make_unique<StepScheduler>(spec);
+  }
+  if (name == "multistep") {
+    checkGamma();
+    for (const Time &milestone : spec.milestones)
+      checkTime(spec, "milestones", milestone);
+    return std::make_unique<MultiStepScheduler>(spec);
+  }
+  if (name == "exponential") {
+    checkGamma();
+    checkTime(spec, "decay_period", spec.period, /*positive=*/true);
+    return std::make_unique<ExponentialScheduler>(spec);
+  }
+  if (name == "cosine_with_warmup" || name == "cosine_decay_with_warmup" ||
+      name == "cosine") {
+    bool withWarmup = name != "cosine";
+    checkDecay(withWarmup);
+    return std::make_unique<DecayScheduler>(spec, Shape::Cosine, withWarmup);
+  }
+  if (name == "linear_with_warmup" || name == "linear_decay_with_warmup" ||
+      name == "linear") {
+    bool withWarmup = name != "linear";
+    checkDecay(withWarmup);
+    if (!std::isfinite(spec.alphaI))
+      fail("alpha_i must be finite");
+    return std::make_unique<DecayScheduler>(spec, Shape::Linear, withWarmup);
+  }
+  if (name == "polynomial" || name == "polynomial_with_warmup") {
+    bool withWarmup = name == "polynomial_with_warmup";
+    checkDecay(withWarmup);
+    if (!(spec.power >= 0) || !std::isfinite(spec.power))
+      fail("power must be >= 0, got " + std::to_string(spec.power));
+    return std::make_unique<DecayScheduler>(spec, Shape::Polynomial,
+                                            withWarmup);
+  }
+  throw std::invalid_argument(
+      "unknown scheduler '" + name +
+      "' (expected constant, step, multistep, exponential, "
+      "cosine_with_warmup, cosine, linear_with_warmup, linear, polynomial or "
+      "polynomial_with_warmup)");
+}
+
+} // namespace composer::runtime

@@ -1,0 +1,84 @@
+"""Checks on composer-train runs, read from their JSONL metrics and
+checkpoints (plain pickled dicts that torch.load reads).
+
+  train_check.py loss-falls METRICS.jsonl MIN_ACCURACY
+  train_check.py same-weights A.ckpt B.ckpt
+  train_check.py kill-at METRICS.jsonl STEP -- COMMAND...
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import torch
+
+
+def metrics(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def loss_falls(path, min_accuracy):
+    rows = metrics(path)
+    losses = [r["loss/train/total"] for r in rows if "loss/train/total" in r]
+    accuracies = [r["metrics/eval/Accuracy"] for r in rows
+                  if "metrics/eval/Accuracy" in r]
+    assert len(losses) >= 20, f"only {len(losses)} training steps logged"
+    first = sum(losses[:10]) / 10
+    last = sum(losses[-10:]) / 10
+    print(f"loss {first:.4f} -> {last:.4f}; eval accuracy {accuracies}")
+    assert last < 0.7 * first, "the training loss did not fall"
+    assert accuracies, "no evaluation was logged"
+    assert accuracies[-1] >= float(min_accuracy), "accuracy below target"
+    assert accuracies[-1] > accuracies[0] or len(accuracies) == 1
+
+
+def same_weights(a, b):
+    ca, cb = torch.load(a), torch.load(b)
+    assert ca["timestamp"] == cb["timestamp"], (ca["timestamp"], cb["timestamp"])
+    assert sorted(ca["model"]) == sorted(cb["model"])
+    for name, tensor in ca["model"].items():
+        other = cb["model"][name]
+        assert torch.equal(tensor, other), (
+            f"{name} differs: max |diff| "
+            f"{(tensor.double() - other.double()).abs().max().item()}")
+    print(f"{len(ca['model'])} tensors bit-identical at batch "
+          f"{ca['timestamp']['batch']}")
+
+
+def kill_at(path, step, command):
+    """Runs `command`, SIGKILLs it once METRICS.jsonl logs `step`."""
+    if os.path.exists(path):
+        os.remove(path)
+    process = subprocess.Popen(command)
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        if process.poll() is not None:
+            sys.exit(f"the run ended (status {process.returncode}) "
+                     f"before step {step}")
+        if os.path.exists(path):
+            with open(path) as f:
+                steps = [json.loads(l).get("step", 0) for l in f if l.strip()]
+            if steps and max(steps) >= step:
+                process.send_signal(signal.SIGKILL)
+                process.wait()
+                print(f"killed at step {max(steps)}")
+                return
+        time.sleep(0.002)
+    process.kill()
+    sys.exit("timed out")
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1]
+    if mode == "loss-falls":
+        loss_falls(sys.argv[2], sys.argv[3])
+    elif mode == "same-weights":
+        same_weights(sys.argv[2], sys.argv[3])
+    elif mode == "kill-at":
+        assert sys.argv[4] == "--"
+        kill_at(sys.argv[2], int(sys.argv[3]), sys.argv[5:])
+    else:
+        sys.exit(f"unknown mode {mode}")

@@ -1,0 +1,33 @@
+//===- Recipe.h - composer-train recipes (YAML) -----------------*- C++ -*-===//
+//
+// A recipe is a YAML file shaped like a Composer YAML: model, data, loss,
+// optimizer, scheduler, duration, algorithms, precision, device, seed,
+// checkpointing and logging. Every value can be overridden from the command
+// line as `dotted.key=value` (the value is YAML: `betas=[0.9,0.95]`).
+// Unknown keys and bad values are reported at their line and column.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COMPOSER_TRAIN_RECIPE_H
+#define COMPOSER_TRAIN_RECIPE_H
+
+#include "composer/Runtime/Trainer.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace composer::train {
+
+/// Reads `recipePath` (may be empty: overrides only), applies `overrides`,
+/// loads the model and the data, and builds a trainer configuration.
+/// Diagnostics go to `errors`; returns nullopt after any.
+std::optional<runtime::TrainerConfig>
+loadRecipe(const std::string &recipePath,
+           const std::vector<std::string> &overrides, llvm::raw_ostream &errors,
+           std::string *resolvedYaml = nullptr);
+
+} // namespace composer::train
+
+#endif // COMPOSER_TRAIN_RECIPE_H

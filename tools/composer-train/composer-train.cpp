@@ -1,0 +1,85 @@
+//===- composer-train.cpp - Train a TorchScript model from a recipe -------===//
+//
+//   composer-train recipe.yaml [key=value ...] [--autoresume]
+//
+// Exit status 0 when the run finishes, 1 on any error (bad recipe, bad data,
+// a NaN loss) after a diagnostic.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Recipe.h"
+
+#include "composer/Runtime/Trainer.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+static cl::list<std::string>
+    positional(cl::Positional, cl::desc("[recipe.yaml] [key=value ...]"));
+
+static cl::opt<bool>
+    autoresume("autoresume",
+               cl::desc("Continue from the newest checkpoint in the "
+                        "recipe's save_folder (same as autoresume=true)"));
+
+static cl::opt<bool>
+    printRecipe("print-recipe",
+                cl::desc("Print the recipe with overrides applied, then "
+                         "exit"));
+
+static cl::opt<bool>
+    evalOnly("eval-only",
+             cl::desc("Evaluate the model (after loading load_path or the "
+                      "newest checkpoint) and exit"));
+
+int main(int argc, char **argv) {
+  InitLLVM initLLVM(argc, argv);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "composer-train: trains a TorchScript model from a Composer-style "
+      "recipe\n\n  composer-train recipe.yaml optimizer.lr=0.05 "
+      "max_duration=2ep\n");
+
+  std::string recipe;
+  std::vector<std::string> overrides;
+  for (const std::string &argument : positional) {
+    if (argument.find('=') == std::string::npos && recipe.empty() &&
+        overrides.empty())
+      recipe = argument;
+    else
+      overrides.push_back(argument);
+  }
+  if (autoresume)
+    overrides.push_back("autoresume=true");
+
+  std::string resolved;
+  auto config = composer::train::loadRecipe(recipe, overrides, errs(),
+                                            printRecipe ? &resolved : nullptr);
+  if (printRecipe) {
+    outs() << resolved;
+    return config ? 0 : 1;
+  }
+  if (!config)
+    return 1;
+  try {
+    composer::runtime::Trainer trainer(std::move(*config));
+    if (evalOnly) {
+      composer::runtime::EvalResult result = trainer.evaluate();
+      outs() << formatv("eval accuracy {0:F4} loss {1:F4} on {2} samples\n",
+                        result.accuracy, result.loss, result.samples);
+      return 0;
+    }
+    trainer.fit();
+    if (trainer.resumedFrom())
+      errs() << "composer-train: resumed from " << *trainer.resumedFrom()
+             << "\n";
+  } catch (const std::exception &e) {
+    errs() << "composer-train: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

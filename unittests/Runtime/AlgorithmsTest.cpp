@@ -1,0 +1,609 @@
+//===- AlgorithmsTest.cpp - The runtime algorithms on real tensors --------===//
+
+#include "composer/Runtime/Algorithms.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+
+using namespace composer::runtime;
+
+namespace {
+
+/// A run of `epochs` epochs of `batchesPerEpoch` batches, at `batch`.
+State makeState(int64_t batchesPerEpoch = 10, double epochs = 10,
+                int64_t batch = 0) {
+  State state;
+  state.time.batchesPerEpoch = batchesPerEpoch;
+  state.time.samplesPerEpoch = batchesPerEpoch * 8;
+  state.time.maxDuration = {epochs, TimeUnit::Epoch};
+  state.timestamp.batch = batch;
+  state.timestamp.epoch = batch / batchesPerEpoch;
+  state.seed = 17;
+  return state;
+}
+
+/// Runs `event` through `algorithm` if it matches; returns whether it did.
+bool fire(Algorithm &algorithm, Event event, State &state, Logger &logger) {
+  if (!algorithm.match(event, state))
+    return false;
+  algorithm.apply(event, state, logger);
+  return true;
+}
+
+/// Image i of the batch is the constant i + 1; its label is i, so mixing is
+/// readable from both the pixels and the targets.
+void setIndexBatch(State &state, int64_t batch, int64_t size = 8) {
+  state.batch.input = (torch::arange(batch, torch::kFloat) + 1)
+                          .view({batch, 1, 1, 1})
+                          .expand({batch, 3, size, size})
+                          .contiguous();
+  state.batch.target = torch::arange(batch, torch::kLong);
+  state.outputs = torch::zeros({batch, batch});
+}
+
+//===----------------------------------------------------------------------===//
+// Label smoothing
+//===----------------------------------------------------------------------===//
+
+TEST(LabelSmoothingTest, SmoothsIndexTargetsAndRestoresThem) {
+  auto algorithm = createLabelSmoothing(0.1);
+  State state = makeState();
+  Logger logger;
+  state.batch.input = torch::zeros({2, 3});
+  state.batch.target = torch::tensor({0, 2}, torch::kLong);
+  state.outputs = torch::zeros({2, 4});
+  ASSERT_TRUE(fire(*algorithm, Event::BeforeLoss, state, logger));
+  torch::Tensor expected = torch::tensor(
+      {{0.925f, 0.025f, 0.025f, 0.025f}, {0.025f, 0.025f, 0.925f, 0.025f}});
+  EXPECT_TRUE(torch::allclose(state.batch.target, expected));
+  ASSERT_TRUE(fire(*algorithm, Event::AfterLoss, state, logger));
+  EXPECT_EQ(state.batch.target.scalar_type(), torch::kLong);
+  EXPECT_TRUE(torch::equal(state.batch.target, torch::tensor({0, 2})));
+  EXPECT_FALSE(algorithm->match(Event::AfterLoss, state));
+}
+
+TEST(LabelSmoothingTest, SmoothsProbabilityTargets) {
+  auto algorithm = createLabelSmoothing(0.2);
+  State state = makeState();
+  Logger logger;
+  state.batch.target = torch::tensor({{0.5f, 0.5f}});
+  state.outputs = torch::zeros({1, 2});
+  ASSERT_TRUE(fire(*algorithm, Event::BeforeLoss, state, logger));
+  EXPECT_TRUE(
+      torch::allclose(state.batch.target, torch::tensor({{0.5f, 0.5f}})));
+  EXPECT_THROW(createLabelSmoothing(1.5), std::invalid_argument);
+}
+
+//===----------------------------------------------------------------------===//
+// MixUp
+//===----------------------------------------------------------------------===//
+
+struct Mixed {
+  torch::Tensor input, target;
+};
+
+Mixed runMixing(Algorithm &algorithm, int64_t batchIndex, int64_t batch = 8,
+                int64_t size = 8) {
+  State state = makeState(10, 10, batchIndex);
+  Logger logger;
+  setIndexBatch(state, batch, size);
+  EXPECT_TRUE(fire(algorithm, Event::BeforeForward, state, logger));
+  EXPECT_TRUE(fire(algorithm, Event::BeforeLoss, state, logger));
+  EXPECT_FALSE(algorithm.match(Event::BeforeLoss, state));
+  return {state.batch.input, state.batch.target};
+}
+
+/// The coefficient on each sample's own label, and its partner.
+std::pair<double, int64_t> ownAndPartner(const torch::Tensor &row, int64_t i) {
+  double own = row[i].item<double>();
+  torch::Tensor others = row.clone();
+  others[i] = 0;
+  int64_t partner = others.argmax().item<int64_t>();
+  if (others[partner].item<double>() == 0)
+    partner = i; // paired with itself
+  return {own, partner};
+}
+
+TEST(MixUpTest, MixesInputsAndTargetsWithOneLambda) {
+  auto algorithm = createMixUp(1.0);
+  const int64_t batch = 8;
+  Mixed mixed = runMixing(*algorithm, 3, batch);
+  ASSERT_EQ(mixed.target.sizes(), (std::vector<int64_t>{batch, batch}));
+  EXPECT_TRUE(torch::allclose(mixed.target.sum(1), torch::ones({batch})));
+  double lambda = -1;
+  for (int64_t i = 0; i < batch; ++i) {
+    auto [own, partner] = ownAndPartner(mixed.target[i], i);
+    if (partner == i) {
+      EXPECT_NEAR(own, 1.0, 1e-6);
+      continue;
+    }
+    if (lambda < 0)
+      lambda = own;
+    EXPECT_NEAR(own, lambda, 1e-6) << "one lambda per batch";
+    double expected =
+        lambda * double(i + 1) + (1 - lambda) * double(partner + 1);
+    EXPECT_TRUE(torch::allclose(mixed.input[i],
+                                torch::full({3, 8, 8}, expected), 1e-5, 1e-5))
+        << "row " << i;
+  }
+  ASSERT_GE(lambda, 0.5);
+  EXPECT_LE(lambda, 1.0);
+}
+
+TEST(MixUpTest, DrawsAreReproducibleAndPerBatch) {
+  auto first = createMixUp(0.2);
+  auto second = createMixUp(0.2);
+  Mixed a = runMixing(*first, 5);
+  Mixed b = runMixing(*second, 5);
+  EXPECT_TRUE(torch::equal(a.input, b.input));
+  EXPECT_TRUE(torch::equal(a.target, b.target));
+  Mixed c = runMixing(*first, 6);
+  EXPECT_FALSE(torch::equal(a.target, c.target));
+}
+
+TEST(MixUpTest, LambdaFollowsBetaDistribution) {
+  // max(z, 1-z) for z ~ Beta(1, 1) is uniform on [0.5, 1] (mean 0.75); for
+  // Beta(2, 2) its mean is 0.6875. Two samples: lambda is readable from the
+  // targets whenever the permutation swaps them.
+  for (auto [alpha, mean] : {std::pair{1.0, 0.75}, std::pair{2.0, 0.6875}}) {
+    auto algorithm = createMixUp(alpha);
+    double sum = 0;
+    int swapped = 0;
+    for (int64_t k = 0; k < 800; ++k) {
+      State state = makeState(10, 100, k);
+      Logger logger;
+      setIndexBatch(state, 2, 1);
+      fire(*algorithm, Event::BeforeForward, state, logger);
+      fire(*algorithm, Event::BeforeLoss, state, logger);
+      double own = state.batch.target[0][0].item<double>();
+      if (own == 1.0)
+        continue;
+      sum += own;
+      ++swapped;
+    }
+    ASSERT_GT(swapped, 200);
+    EXPECT_NEAR(sum / swapped, mean, 0.02) << "alpha " << alpha;
+  }
+}
+
+TEST(MixUpTest, RejectsNegativeAlpha) {
+  EXPECT_THROW(createMixUp(-1), std::invalid_argument);
+}
+
+//===----------------------------------------------------------------------===//
+// CutMix
+//===----------------------------------------------------------------------===//
+
+TEST(CutMixTest, TargetsMixedByTheBoxArea) {
+  auto algorithm = createCutMix(1.0);
+  const int64_t batch = 6, size = 16;
+  int boxesSeen = 0;
+  for (int64_t k = 0; k < 20; ++k) {
+    Mixed mixed = runMixing(*algorithm, k, batch, size);
+    EXPECT_EQ(mixed.input.sizes(),
+              (std::vector<int64_t>{batch, 3, size, size}));
+    EXPECT_TRUE(torch::allclose(mixed.target.sum(1), torch::ones({batch})));
+    int64_t area = -1;
+    for (int64_t i = 0; i < batch; ++i) {
+      auto [own, partner] = ownAndPartner(mixed.target[i], i);
+      torch::Tensor image = mixed.input[i];
+      int64_t pasted = (image != float(i + 1)).sum().item<int64_t>() / 3;
+      if (partner == i) {
+        EXPECT_EQ(pasted, 0);
+        continue;
+      }
+      // Everything not original comes from the partner.
+      EXPECT_EQ((image == float(partner + 1)).sum().item<int64_t>() / 3,
+                pasted);
+      if (area < 0)
+        area = pasted;
+      EXPECT_EQ(pasted, area) << "one box per batch";
+      EXPECT_NEAR(own, 1.0 - double(pasted) / double(size * size), 1e-6);
+    }
+    boxesSeen += area > 0;
+  }
+  EXPECT_GT(boxesSeen, 5);
+}
+
+//===----------------------------------------------------------------------===//
+// CutOut
+//===----------------------------------------------------------------------===//
+
+TEST(CutOutTest, ZeroesClippedSquares) {
+  auto algorithm = createCutOut(1, 0.25);
+  Logger logger;
+  for (int64_t k = 0; k < 10; ++k) {
+    State state = makeState(10, 10, k);
+    state.batch.input = torch::ones({4, 3, 32, 32});
+    ASSERT_TRUE(fire(*algorithm, Event::AfterDataloader, state, logger));
+    ASSERT_EQ(state.batch.input.sizes(), (std::vector<int64_t>{4, 3, 32, 32}));
+    for (int64_t i = 0; i < 4; ++i) {
+      torch::Tensor zero = state.batch.input[i] == 0;
+      // The same hole in every channel.
+      EXPECT_TRUE(torch::equal(zero[0], zero[1]));
+      EXPECT_TRUE(torch::equal(zero[0], zero[2]));
+      torch::Tensor rows = zero[0].any(1).nonzero(),
+                    cols = zero[0].any(0).nonzero();
+      int64_t count = zero[0].sum().item<int64_t>();
+      ASSERT_GT(count, 0);
+      EXPECT_LE(count, 8 * 8);
+      // A single hole is a rectangle (a square clipped at the borders).
+      EXPECT_EQ(count, rows.size(0) * cols.size(0));
+      EXPECT_LE(rows.size(0), 8);
+      EXPECT_LE(cols.size(0), 8);
+    }
+  }
+}
+
+TEST(CutOutTest, HolesPerImageInPixels) {
+  auto algorithm = createCutOut(3, 6);
+  Logger logger;
+  State state = makeState(10, 10, 1);
+  state.batch.input = torch::ones({8, 1, 20, 24});
+  ASSERT_TRUE(fire(*algorithm, Event::AfterDataloader, state, logger));
+  torch::Tensor counts = (state.batch.input == 0).flatten(1).sum(1);
+  EXPECT_TRUE((counts > 0).all().item<bool>());
+  EXPECT_TRUE((counts <= 3 * 36).all().item<bool>());
+  // Holes are drawn per image, not once per batch.
+  EXPECT_FALSE(torch::equal(state.batch.input[0], state.batch.input[1]));
+  EXPECT_THROW(createCutOut(0, 0.5), std::invalid_argument);
+}
+
+//===----------------------------------------------------------------------===//
+// Progressive resizing
+//===----------------------------------------------------------------------===//
+
+std::vector<int64_t> resizedShape(Algorithm &algorithm, int64_t batch,
+                                  int64_t side = 32) {
+  // 100 batches in all: batch b is fraction b / 100.
+  State state = makeState(10, 10, batch);
+  Logger logger;
+  state.batch.input = torch::rand({2, 3, side, side});
+  state.batch.target = torch::tensor({0, 1});
+  fire(algorithm, Event::AfterDataloader, state, logger);
+  EXPECT_TRUE(torch::equal(state.batch.target, torch::tensor({0, 1})));
+  return state.batch.input.sizes().vec();
+}
+
+TEST(ProgressiveResizingTest, SizesFollowTheSchedule) {
+  auto algorithm = createProgressiveResizing();
+  EXPECT_EQ(resizedShape(*algorithm, 0), (std::vector<int64_t>{2, 3, 16, 16}));
+  EXPECT_EQ(resizedShape(*algorithm, 40), (std::vector<int64_t>{2, 3, 16, 16}));
+  // Scale 0.5 + 0.5 * (0.1 / 0.3) = 2/3: 21.3 rounds down to 20.
+  EXPECT_EQ(resizedShape(*algorithm, 60), (std::vector<int64_t>{2, 3, 20, 20}));
+  EXPECT_EQ(resizedShape(*algorithm, 80), (std::vector<int64_t>{2, 3, 32, 32}));
+  EXPECT_EQ(resizedShape(*algorithm, 100),
+            (std::vector<int64_t>{2, 3, 32, 32}));
+  // A side that is no multiple of the increment is left alone at scale 1.
+  EXPECT_EQ(resizedShape(*algorithm, 100, 30),
+            (std::vector<int64_t>{2, 3, 30, 30}));
+}
+
+TEST(ProgressiveResizingTest, CropTakesTheCentre) {
+  auto algorithm = createProgressiveResizing(0.5, 0.5, 0.2, 4, "crop");
+  State state = makeState();
+  Logger logger;
+  torch::Tensor x = torch::rand({2, 3, 32, 32});
+  state.batch.input = x;
+  ASSERT_TRUE(fire(*algorithm, Event::AfterDataloader, state, logger));
+  EXPECT_TRUE(
+      torch::equal(state.batch.input, x.slice(2, 8, 24).slice(3, 8, 24)));
+}
+
+TEST(ProgressiveResizingTest, ResizeIsBilinear) {
+  auto algorithm = createProgressiveResizing(0.5, 0.5, 0.2, 4, "resize");
+  State state = makeState();
+  Logger logger;
+  // Bilinear halving without corner alignment averages 2x2 blocks.
+  torch::Tensor x = torch::rand({1, 1, 8, 8});
+  state.batch.input = x;
+  ASSERT_TRUE(fire(*algorithm, Event::AfterDataloader, state, logger));
+  EXPECT_TRUE(
+      torch::allclose(state.batch.input, torch::avg_pool2d(x, 2), 1e-5, 1e-6));
+}
+
+TEST(ProgressiveResizingTest, ValidatesOptions) {
+  EXPECT_THROW(createProgressiveResizing(0.0), std::invalid_argument);
+  EXPECT_THROW(createProgressiveResizing(0.5, 1.5), std::invalid_argument);
+  EXPECT_THROW(createProgressiveResizing(0.5, 0.6, 0.5), std::invalid_argument);
+  EXPECT_THROW(createProgressiveResizing(0.5, 0.5, 0.2, 0),
+               std::invalid_argument);
+  try {
+    createProgressiveResizing(0.5, 0.5, 0.2, 4, "stretch");
+    FAIL() << "expected invalid_argument";
+  } catch (const std::invalid_argument &error) {
+    EXPECT_NE(std::string(error.what()).find("mode"), std::string::npos);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// EMA
+//===----------------------------------------------------------------------===//
+
+torch::jit::Module makeEmaModel() {
+  torch::jit::Module model("EmaModel");
+  model.register_parameter("w", torch::zeros({2}), /*is_buffer=*/false);
+  torch::jit::Module child("Child");
+  child.register_parameter("weight", torch::zeros({2, 2}), false);
+  child.register_buffer("running_mean", torch::zeros({2}));
+  child.register_buffer("num_batches_tracked", torch::zeros({}, torch::kLong));
+  model.register_module("bn", child);
+  return model;
+}
+
+/// Sets every tensor of the model to `value` (integer ones to the step).
+void setWeights(torch::jit::Module &model, double value, int64_t step) {
+  torch::NoGradGuard noGrad;
+  for (auto &entry : namedParameters(model))
+    entry.second.fill_(value);
+  for (auto &entry : namedBuffers(model))
+    entry.second.fill_(entry.second.is_floating_point() ? value : double(step));
+}
+
+double valueOf(torch::jit::Module &model, const std::string &name) {
+  for (auto &entry : namedParameters(model))
+    if (entry.first == name)
+      return entry.second.flatten()[0].item<double>();
+  for (auto &entry : namedBuffers(model))
+    if (entry.first == name)
+      return entry.second.flatten()[0].item<double>();
+  ADD_FAILURE() << "no tensor " << name;
+  return 0;
+}
+
+TEST(EmaTest, AveragesMatchTheClosedForm) {
+  for (int64_t interval : {1, 2}) {
+    auto algorithm =
+        createEma({4, TimeUnit::Batch}, {double(interval), TimeUnit::Batch});
+    State state = makeState(10, 10, 0);
+    Logger logger;
+    state.model = makeEmaModel();
+    state.parameters = namedParameters(state.model);
+    setWeights(state.model, 3.0, 0);
+    ASSERT_TRUE(fire(*algorithm, Event::FitStart, state, logger));
+
+    double s = std::exp2(-double(interval) / 4.0);
+    double expected = 3.0;
+    for (int64_t batch = 1; batch <= 7; ++batch) {
+      double w = double(batch * batch);
+      setWeights(state.model, w, batch);
+      state.timestamp.batch = batch;
+      bool updated = fire(*algorithm, Event::BatchEnd, state, logger);
+      EXPECT_EQ(updated, batch % interval == 0) << "batch " << batch;
+      if (updated)
+        expected = s * expected + (1 - s) * w;
+    }
+    ASSERT_TRUE(fire(*algorithm, Event::EvalStart, state, logger));
+    for (const char *name : {"w", "bn.weight", "bn.running_mean"})
+      EXPECT_NEAR(valueOf(state.model, name), expected, 1e-4 * expected)
+          << name << " interval " << interval;
+    // Integer buffers are copied at the last update, not averaged.
+    EXPECT_EQ(valueOf(state.model, "bn.num_batches_tracked"),
+              double(interval == 1 ? 7 : 6));
+    EXPECT_FALSE(algorithm->match(Event::EvalStart, state));
+    ASSERT_TRUE(fire(*algorithm, Event::EvalEnd, state, logger));
+    EXPECT_EQ(valueOf(state.model, "w"), 49.0);
+    EXPECT_EQ(valueOf(state.model, "bn.running_mean"), 49.0);
+    EXPECT_EQ(valueOf(state.model, "bn.num_batches_tracked"), 7.0);
+  }
+}
+
+TEST(EmaTest, CheckpointRoundTrip) {
+  auto algorithm = createEma({2, TimeUnit::Batch}, {1, TimeUnit::Batch});
+  State state = makeState();
+  Logger logger;
+  state.model = makeEmaModel();
+  state.parameters = namedParameters(state.model);
+  ASSERT_TRUE(fire(*algorithm, Event::FitStart, state, logger));
+  for (int64_t batch = 1; batch <= 3; ++batch) {
+    setWeights(state.model, double(batch), batch);
+    state.timestamp.batch = batch;
+    fire(*algorithm, Event::BatchEnd, state, logger);
+  }
+  std::stringstream stream;
+  {
+    torch::serialize::OutputArchive archive;
+    algorithm->saveState(archive);
+    archive.save_to(stream);
+  }
+
+  // A fresh model with the training weights, as a resumed run loads it.
+  auto resumed = createEma({2, TimeUnit::Batch}, {1, TimeUnit::Batch});
+  State other = makeState(10, 10, 3);
+  other.model = makeEmaModel();
+  other.parameters = namedParameters(other.model);
+  setWeights(other.model, 3.0, 3);
+  {
+    torch::serialize::InputArchive archive;
+    archive.load_from(stream);
+    resumed->loadState(archive);
+  }
+  ASSERT_TRUE(fire(*resumed, Event::FitStart, other, logger));
+  // One more update on both sides must agree.
+  for (State *s : {&state, &other}) {
+    setWeights(s->model, 10.0, 4);
+    s->timestamp.batch = 4;
+  }
+  fire(*algorithm, Event::BatchEnd, state, logger);
+  fire(*resumed, Event::BatchEnd, other, logger);
+  fire(*algorithm, Event::EvalStart, state, logger);
+  fire(*resumed, Event::EvalStart, other, logger);
+  for (const char *name : {"w", "bn.weight", "bn.running_mean"}) {
+    EXPECT_DOUBLE_EQ(valueOf(state.model, name), valueOf(other.model, name))
+        << name;
+    EXPECT_LT(valueOf(other.model, name), 10.0);
+    EXPECT_GT(valueOf(other.model, name), 3.0);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient clipping
+//===----------------------------------------------------------------------===//
+
+torch::Tensor withGrad(torch::Tensor value, torch::Tensor grad) {
+  value.requires_grad_(true);
+  value.mutable_grad() = grad;
+  return value;
+}
+
+TEST(GradientClippingTest, ClipsTheTotalNorm) {
+  auto algorithm = createGradientClipping("norm", 1.0);
+  State state = makeState();
+  Logger logger;
+  state.parameters = {
+      {"a", withGrad(torch::zeros({2}), torch::tensor({3.0f, 0.0f}))},
+      {"b", withGrad(torch::zeros({1}), torch::tensor({4.0f}))},
+      {"c", torch::zeros({3}, torch::requires_grad())}}; // no gradient
+  ASSERT_TRUE(fire(*algorithm, Event::AfterBackward, state, logger));
+  EXPECT_TRUE(torch::allclose(state.parameters[0].second.grad(),
+                              torch::tensor({0.6f, 0.0f}), 1e-5));
+  EXPECT_TRUE(torch::allclose(state.parameters[1].second.grad(),
+                              torch::tensor({0.8f}), 1e-5));
+  EXPECT_FALSE(state.parameters[2].second.grad().defined());
+}
+
+TEST(GradientClippingTest, ClampsEachValue) {
+  auto algorithm = createGradientClipping("value", 0.5);
+  State state = makeState();
+  Logger logger;
+  state.parameters = {
+      {"a", withGrad(torch::zeros({3}), torch::tensor({-2.0f, 0.1f, 3.0f}))}};
+  ASSERT_TRUE(fire(*algorithm, Event::AfterBackward, state, logger));
+  EXPECT_TRUE(torch::equal(state.parameters[0].second.grad(),
+                           torch::tensor({-0.5f, 0.1f, 0.5f})));
+}
+
+TEST(GradientClippingTest, AdaptiveBoundsEachRow) {
+  auto algorithm = createGradientClipping("adaptive", 0.1);
+  State state = makeState();
+  Logger logger;
+  torch::Tensor weight =
+      torch::tensor({{3.0f, 4.0f}, {0.0f, 0.0f}, {1.0f, 0.0f}});
+  torch::Tensor grad =
+      torch::tensor({{30.0f, 40.0f}, {1.0f, 0.0f}, {0.01f, 0.0f}});
+  torch::Tensor bias = torch::tensor({0.0f, 2.0f});
+  state.parameters = {{"weight", withGrad(weight, grad.clone())},
+                      {"bias", withGrad(bias, torch::tensor({3.0f, 4.0f}))}};
+  ASSERT_TRUE(fire(*algorithm, Event::AfterBackward, state, logger));
+  torch::Tensor clipped = state.parameters[0].second.grad();
+  // Row 0: |w| = 5, bound 0.5 on a gradient of norm 50.
+  EXPECT_TRUE(torch::allclose(clipped[0], torch::tensor({0.3f, 0.4f}), 1e-5));
+  // Row 1: |w| = 0 counts as 1e-3, bound 1e-4.
+  EXPECT_NEAR(clipped[1].norm().item<double>(), 1e-4, 1e-8);
+  // Row 2: within its bound (0.1), untouched.
+  EXPECT_TRUE(torch::equal(clipped[2], grad[2]));
+  // A vector is one unit: |w| = 2, bound 0.2 on a gradient of norm 5.
+  EXPECT_TRUE(torch::allclose(state.parameters[1].second.grad(),
+                              torch::tensor({0.12f, 0.16f}), 1e-5));
+}
+
+TEST(GradientClippingTest, ValidatesOptions) {
+  EXPECT_THROW(createGradientClipping("l1", 1.0), std::invalid_argument);
+  EXPECT_THROW(createGradientClipping("norm", 0.0), std::invalid_argument);
+}
+
+//===----------------------------------------------------------------------===//
+// Layer freezing
+//===----------------------------------------------------------------------===//
+
+/// Four layers l0..l3, each with a weight and a bias.
+torch::jit::Module makeLayeredModel() {
+  torch::jit::Module model("Layered");
+  for (int i = 0; i < 4; ++i) {
+    torch::jit::Module layer("Layer" + std::to_string(i));
+    layer.register_parameter("weight", torch::ones({2, 2}), false);
+    layer.register_parameter("bias", torch::ones({2}), false);
+    model.register_module("l" + std::to_string(i), layer);
+  }
+  return model;
+}
+
+State makeFreezingState() {
+  // Four epochs of one batch: the end of epoch e is fraction e / 4.
+  State state = makeState(1, 4, 0);
+  state.model = makeLayeredModel();
+  state.parameters = namedParameters(state.model);
+  for (auto &entry : state.parameters) {
+    entry.second.requires_grad_(true);
+    entry.second.mutable_grad() = torch::ones_like(entry.second);
+  }
+  return state;
+}
+
+std::vector<std::string> frozenNames(const State &state) {
+  std::vector<std::string> names;
+  for (const auto &entry : state.parameters)
+    if (!entry.second.requires_grad()) {
+      EXPECT_FALSE(entry.second.grad().defined()) << entry.first;
+      names.push_back(entry.first);
+    }
+  return names;
+}
+
+void endEpoch(Algorithm &algorithm, State &state, int64_t batch) {
+  Logger logger;
+  state.timestamp.batch = batch;
+  state.timestamp.epoch = batch;
+  ASSERT_TRUE(fire(algorithm, Event::EpochEnd, state, logger));
+}
+
+TEST(LayerFreezingTest, FreezesFollowingTheSchedule) {
+  auto algorithm = createLayerFreezing(0.5, 1.0);
+  State state = makeFreezingState();
+  endEpoch(*algorithm, state, 1);
+  endEpoch(*algorithm, state, 2); // t = 0.5: nothing yet
+  EXPECT_TRUE(frozenNames(state).empty());
+  endEpoch(*algorithm, state, 3); // t = 0.75: int(0.5 * 3) = 1 layer
+  EXPECT_EQ(frozenNames(state),
+            (std::vector<std::string>{"l0.weight", "l0.bias"}));
+  endEpoch(*algorithm, state, 4); // t = 1: all but the last
+  EXPECT_EQ(frozenNames(state),
+            (std::vector<std::string>{"l0.weight", "l0.bias", "l1.weight",
+                                      "l1.bias", "l2.weight", "l2.bias"}));
+  // Never unfreezes, even if time appears to go back.
+  endEpoch(*algorithm, state, 1);
+  EXPECT_EQ(frozenNames(state).size(), 6u);
+}
+
+TEST(LayerFreezingTest, FollowsTheRecordedLayerOrder) {
+  auto algorithm = createLayerFreezing(0.0, 1.0);
+  State state = makeFreezingState();
+  c10::List<std::string> layers({"l3", "l2", "l1", "l0"});
+  state.model.register_attribute("_composer_layers", c10::ListType::ofStrings(),
+                                 layers);
+  state.model.register_attribute("_composer_frozen_layers", c10::IntType::get(),
+                                 int64_t(0));
+  endEpoch(*algorithm, state, 2); // t = 0.5: int(0.5 * 3) = 1
+  EXPECT_EQ(frozenNames(state),
+            (std::vector<std::string>{"l3.weight", "l3.bias"}));
+  EXPECT_EQ(state.model.attr("_composer_frozen_layers").toInt(), 1);
+}
+
+TEST(LayerFreezingTest, CheckpointRestoresTheFrozenSet) {
+  auto algorithm = createLayerFreezing(0.5, 1.0);
+  State state = makeFreezingState();
+  endEpoch(*algorithm, state, 3);
+  std::stringstream stream;
+  {
+    torch::serialize::OutputArchive archive;
+    algorithm->saveState(archive);
+    archive.save_to(stream);
+  }
+  auto resumed = createLayerFreezing(0.5, 1.0);
+  State other = makeFreezingState();
+  {
+    torch::serialize::InputArchive archive;
+    archive.load_from(stream);
+    resumed->loadState(archive);
+  }
+  Logger logger;
+  ASSERT_TRUE(fire(*resumed, Event::FitStart, other, logger));
+  EXPECT_EQ(frozenNames(other),
+            (std::vector<std::string>{"l0.weight", "l0.bias"}));
+  // A run that froze nothing has nothing to reapply.
+  EXPECT_FALSE(createLayerFreezing()->match(Event::FitStart, other));
+}
+
+} // namespace

@@ -1,0 +1,341 @@
+//===- CheckpointTest.cpp - Checkpoints and the training loop -------------===//
+
+#include "composer/Runtime/Algorithms.h"
+#include "composer/Runtime/Checkpoint.h"
+#include "composer/Runtime/Trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace composer::runtime;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A linear classifier over flattened [3, 8, 8] images, with a BN-like buffer
+/// so buffers are checkpointed too.
+torch::jit::Module makeClassifier(int64_t seed) {
+  torch::manual_seed(seed);
+  torch::jit::Module head("Head");
+  head.register_parameter(
+      "weight", (torch::randn({10, 192}) * 0.05).requires_grad_(), false);
+  head.register_parameter("bias", torch::zeros({10}, torch::requires_grad()),
+                          false);
+  head.register_buffer("calls", torch::zeros({1}, torch::kLong));
+  head.define(R"(
+    def forward(self, x):
+        self.calls.add_(1)
+        return torch.addmm(self.bias, torch.flatten(x, 1), self.weight.t())
+  )");
+  torch::jit::Module model("Model");
+  model.register_module("head", head);
+  model.define(R"(
+    def forward(self, x):
+        return self.head.forward(x)
+  )");
+  return model;
+}
+
+std::string tempDir(const std::string &name) {
+  fs::path dir = fs::path(testing::TempDir()) /
+                 (name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+std::shared_ptr<DataLoader> syntheticLoader(int64_t samples, uint64_t seed) {
+  SyntheticSpec spec;
+  spec.numSamples = samples;
+  spec.sampleShape = {3, 8, 8};
+  spec.seed = seed;
+  auto dataset = std::make_shared<Dataset>(makeSynthetic(spec));
+  DataLoaderOptions options;
+  options.batchSize = 16;
+  options.seed = seed;
+  options.transforms.horizontalFlip = true;
+  return std::make_shared<DataLoader>(dataset, options);
+}
+
+TrainerConfig baseConfig(const std::string &folder) {
+  TrainerConfig config;
+  config.model = makeClassifier(3);
+  config.trainLoader = syntheticLoader(128, 5);
+  config.optimizer.name = "sgd";
+  config.optimizer.lr = 0.5;
+  config.optimizer.momentum = 0.9;
+  config.scheduler.name = "cosine_with_warmup";
+  config.scheduler.warmup = parseTime("3ba");
+  config.maxDuration = parseTime("3ep");
+  config.seed = 11;
+  config.saveFolder = folder;
+  config.saveInterval = parseTime("5ba");
+  config.algorithms.push_back(createMixUp(0.4));
+  config.algorithms.push_back(createEma({4, TimeUnit::Batch}));
+  return config;
+}
+
+std::map<std::string, torch::Tensor> weights(const torch::jit::Module &m) {
+  std::map<std::string, torch::Tensor> result;
+  for (const auto &[name, tensor] : namedParameters(m))
+    result[name] = tensor.clone();
+  for (const auto &[name, tensor] : namedBuffers(m))
+    result[name] = tensor.clone();
+  return result;
+}
+
+TEST(TrainerTest, LossFallsOnLearnableData) {
+  TrainerConfig config;
+  config.model = makeClassifier(1);
+  // Labels a linear model can learn: the class is set by which pixel is
+  // brightest among the first ten.
+  auto dataset = std::make_shared<Dataset>();
+  torch::manual_seed(2);
+  dataset->inputs = torch::randint(0, 100, {256, 3, 8, 8}, torch::kUInt8);
+  dataset->targets =
+      dataset->inputs.flatten(1).narrow(1, 0, 10).argmax(1).to(torch::kLong);
+  DataLoaderOptions options;
+  options.batchSize = 32;
+  config.trainLoader = std::make_shared<DataLoader>(dataset, options);
+  config.evalLoader = std::make_shared<DataLoader>(
+      dataset, DataLoaderOptions{64, false, false, 0, 0, {}, 0, 1});
+  config.optimizer.lr = 0.5;
+  config.maxDuration = parseTime("30ep");
+  Trainer trainer(std::move(config));
+  EvalResult before = trainer.evaluate();
+  trainer.fit();
+  EvalResult after = trainer.evaluate();
+  EXPECT_LT(after.loss, before.loss * 0.7);
+  EXPECT_GT(after.accuracy, 0.5);
+  EXPECT_EQ(trainer.state().timestamp.epoch, 30);
+  EXPECT_EQ(trainer.state().timestamp.batch, 30 * 8);
+  EXPECT_EQ(trainer.state().timestamp.sample, 30 * 256);
+}
+
+TEST(TrainerTest, ResumeIsBitIdentical) {
+  std::string straightDir = tempDir("straight");
+  std::string resumedDir = tempDir("resumed");
+
+  struct LossLog : Callback {
+    std::map<int64_t, double> *losses;
+    void runEvent(Event event, State &state, Logger &) override {
+      if (event == Event::AfterLoss)
+        (*losses)[state.timestamp.batch] = state.loss.item<double>();
+    }
+  };
+  std::map<int64_t, double> straightLosses, resumedLosses;
+  TrainerConfig straightConfig = baseConfig(straightDir);
+  auto log1 = std::make_unique<LossLog>();
+  log1->losses = &straightLosses;
+  straightConfig.callbacks.push_back(std::move(log1));
+  Trainer straight(std::move(straightConfig));
+  straight.fit();
+
+  // Crash after 13 batches (mid-epoch, between checkpoints), then resume
+  // from the newest checkpoint (batch 10) in a fresh trainer.
+  struct Crash : Callback {
+    void runEvent(Event event, State &state, Logger &) override {
+      if (event == Event::BatchEnd && state.timestamp.batch == 13)
+        throw std::runtime_error("crash");
+    }
+  };
+  {
+    TrainerConfig config = baseConfig(resumedDir);
+    config.callbacks.push_back(std::make_unique<Crash>());
+    Trainer first(std::move(config));
+    EXPECT_THROW(first.fit(), std::runtime_error);
+  }
+  TrainerConfig config = baseConfig(resumedDir);
+  config.model = makeClassifier(99); // different start: must be overwritten
+  config.autoresume = true;
+  auto log2 = std::make_unique<LossLog>();
+  log2->losses = &resumedLosses;
+  config.callbacks.push_back(std::move(log2));
+  Trainer resumed(std::move(config));
+  resumed.fit();
+  for (const auto &[batch, loss] : resumedLosses)
+    EXPECT_EQ(loss, straightLosses.at(batch)) << "batch " << batch;
+  ASSERT_TRUE(resumed.resumedFrom());
+  EXPECT_EQ(fs::path(*resumed.resumedFrom()).filename(), "ep1-ba10.ckpt");
+  EXPECT_EQ(resumedLosses.begin()->first, 10);
+
+  auto expected = weights(straight.state().model);
+  auto actual = weights(resumed.state().model);
+  ASSERT_EQ(expected.size(), actual.size());
+  for (const auto &[name, tensor] : expected)
+    EXPECT_TRUE(torch::equal(tensor, actual.at(name))) << name;
+  EXPECT_EQ(resumed.state().timestamp.batch, straight.state().timestamp.batch);
+}
+
+TEST(CheckpointTest, RoundTripsEverything) {
+  std::string dir = tempDir("roundtrip");
+  TrainerConfig config = baseConfig(dir);
+  config.maxDuration = parseTime("5ba");
+  config.saveFolder.clear();
+  Trainer trainer(std::move(config));
+  trainer.fit();
+  State &state = trainer.state();
+  state.parameters.front().second.requires_grad_(false);
+  CheckpointExtras extras;
+  std::string path = dir + "/manual.ckpt";
+  torch::Tensor rngBefore = at::detail::getDefaultCPUGenerator().get_state();
+  saveCheckpoint(path, state, extras);
+  torch::Tensor expectedDraw = torch::rand({4});
+
+  TrainerConfig fresh = baseConfig(dir);
+  fresh.model = makeClassifier(42);
+  fresh.saveFolder.clear();
+  Trainer other(std::move(fresh));
+  loadCheckpoint(path, other.state(), extras);
+  EXPECT_TRUE(torch::equal(torch::rand({4}), expectedDraw));
+  EXPECT_EQ(other.state().timestamp.batch, 5);
+  auto expected = weights(state.model);
+  auto actual = weights(other.state().model);
+  for (const auto &[name, tensor] : expected)
+    EXPECT_TRUE(torch::equal(tensor, actual.at(name))) << name;
+  EXPECT_FALSE(other.state().parameters.front().second.requires_grad());
+  EXPECT_TRUE(other.state().parameters.back().second.requires_grad());
+  (void)rngBefore;
+
+  // Python reads it too: it is a plain pickled dict.
+  std::string command = std::string(COMPOSER_PYTHON) +
+                        " -c \"import torch,sys; c=torch.load(sys.argv[1]); "
+                        "assert c['format']=='composer-train-checkpoint'; "
+                        "assert c['timestamp']['batch']==5; "
+                        "print(sorted(c['model']))\" " +
+                        path + " > " + dir + "/python.txt 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  std::ifstream python(dir + "/python.txt");
+  std::string line;
+  std::getline(python, line);
+  EXPECT_EQ(line, "['head.bias', 'head.calls', 'head.weight']");
+}
+
+TEST(CheckpointTest, RejectsBadFilesWithoutChangingTheModel) {
+  std::string dir = tempDir("bad");
+  TrainerConfig config = baseConfig(dir);
+  config.saveFolder.clear();
+  Trainer trainer(std::move(config));
+  auto before = weights(trainer.state().model);
+  CheckpointExtras extras;
+
+  auto expectError = [&](const std::string &path, const std::string &text) {
+    try {
+      loadCheckpoint(path, trainer.state(), extras);
+      ADD_FAILURE() << "loaded " << path;
+    } catch (const std::runtime_error &e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos)
+          << e.what();
+    }
+  };
+  expectError(dir + "/missing.ckpt", "cannot open");
+  std::ofstream(dir + "/garbage.ckpt") << "not a checkpoint";
+  expectError(dir + "/garbage.ckpt", "corrupt or truncated");
+
+  // A checkpoint of a model with a different shape.
+  torch::jit::Module other("Other");
+  other.register_parameter("head.weight", torch::zeros({1}), false);
+  TrainerConfig small = baseConfig(dir);
+  small.saveFolder.clear();
+  Trainer smallTrainer(std::move(small));
+  {
+    torch::NoGradGuard noGrad;
+    State copy = smallTrainer.state();
+    torch::jit::Module wrong("Wrong");
+    torch::jit::Module head("Head");
+    head.register_parameter("weight", torch::zeros({10, 7}), false);
+    head.register_parameter("bias", torch::zeros({10}), false);
+    head.register_buffer("calls", torch::zeros({1}, torch::kLong));
+    wrong.register_module("head", head);
+    copy.model = wrong;
+    copy.optimizer = nullptr;
+    saveCheckpoint(dir + "/wrong.ckpt", copy, extras);
+  }
+  expectError(dir + "/wrong.ckpt", "tensor 'head.weight' is [10, 7]");
+
+  auto after = weights(trainer.state().model);
+  for (const auto &[name, tensor] : before)
+    EXPECT_TRUE(torch::equal(tensor, after.at(name))) << name;
+}
+
+TEST(CheckpointTest, KeepsTheNewestN) {
+  std::string dir = tempDir("keep");
+  TrainerConfig config = baseConfig(dir);
+  config.saveInterval = parseTime("2ba");
+  config.saveNumCheckpointsToKeep = 2;
+  config.maxDuration = parseTime("9ba");
+  Trainer trainer(std::move(config));
+  trainer.fit();
+  std::vector<std::string> files;
+  for (const auto &entry : fs::directory_iterator(dir))
+    files.push_back(entry.path().filename().string());
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files,
+            (std::vector<std::string>{"ep0-ba8.ckpt", "ep1-ba9.ckpt",
+                                      "latest"}));
+  CheckpointFolder folder(dir, 2);
+  EXPECT_EQ(fs::path(*folder.latest()).filename(), "ep1-ba9.ckpt");
+}
+
+TEST(TrainerTest, NanLossStopsWithTheLastGoodCheckpoint) {
+  std::string dir = tempDir("nan");
+  TrainerConfig config = baseConfig(dir);
+  config.algorithms.clear();
+  config.saveInterval = parseTime("1ba");
+  // A run that diverges at its sixth batch.
+  struct Diverge : Callback {
+    void runEvent(Event event, State &state, Logger &) override {
+      if (event == Event::AfterLoss && state.timestamp.batch == 5)
+        state.loss = state.loss * std::numeric_limits<double>::quiet_NaN();
+    }
+  };
+  config.callbacks.push_back(std::make_unique<Diverge>());
+  Trainer trainer(std::move(config));
+  try {
+    trainer.fit();
+    FAIL() << "a diverging run finished";
+  } catch (const TrainingError &e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("the training loss is"), std::string::npos)
+        << message;
+    ASSERT_TRUE(trainer.lastCheckpoint());
+    EXPECT_NE(message.find(*trainer.lastCheckpoint()), std::string::npos);
+    EXPECT_TRUE(fs::exists(*trainer.lastCheckpoint()));
+    EXPECT_EQ(fs::path(*trainer.lastCheckpoint()).filename(), "ep0-ba5.ckpt");
+    EXPECT_NE(message.find("batch 5"), std::string::npos) << message;
+  }
+}
+
+TEST(TrainerTest, EventsFireInComposersOrder) {
+  struct Recorder : Callback {
+    std::vector<std::string> *events;
+    void runEvent(Event event, State &, Logger &) override {
+      events->push_back(eventName(event));
+    }
+  };
+  std::vector<std::string> events;
+  TrainerConfig config;
+  config.model = makeClassifier(1);
+  config.trainLoader = syntheticLoader(16, 1);
+  config.evalLoader = syntheticLoader(16, 2);
+  config.maxDuration = parseTime("1ep");
+  auto recorder = std::make_unique<Recorder>();
+  recorder->events = &events;
+  config.callbacks.push_back(std::move(recorder));
+  Trainer trainer(std::move(config));
+  trainer.fit();
+  std::vector<std::string> expected = {
+      "INIT", "FIT_START", "EPOCH_START", "BEFORE_DATALOADER",
+      "AFTER_DATALOADER", "BATCH_START", "BEFORE_TRAIN_BATCH",
+      "BEFORE_FORWARD", "AFTER_FORWARD", "BEFORE_LOSS", "AFTER_LOSS",
+      "BEFORE_BACKWARD", "AFTER_BACKWARD", "AFTER_TRAIN_BATCH", "BATCH_END",
+      "EPOCH_END", "EVAL_START", "EVAL_BATCH_START", "EVAL_BEFORE_FORWARD",
+      "EVAL_AFTER_FORWARD", "EVAL_BATCH_END", "EVAL_END", "FIT_END"};
+  EXPECT_EQ(events, expected);
+}
+
+} // namespace

@@ -1,0 +1,773 @@
+//===- DataTest.cpp - Datasets and the data loader ------------------------===//
+//
+// Loads the real Fashion-MNIST files, checks the IDX and token readers on
+// small files written here, and checks the loader's contract: every sample
+// once per epoch, order and augmentation drawn from (seed, epoch) alone, so
+// resuming or adding workers changes no bits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "composer/Runtime/Data.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace composer::runtime;
+
+namespace {
+
+const std::string kFashionDir = "/usr/share/datasets/fashion-mnist/";
+
+/// A fresh directory per test, so parallel test runs cannot collide.
+std::string makeTempDir() {
+  std::string pattern = testing::TempDir() + "composer-data-XXXXXX";
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  const char *dir = mkdtemp(buf.data());
+  if (!dir)
+    throw std::runtime_error("mkdtemp failed");
+  return std::string(dir) + "/";
+}
+
+void putBigEndian32(std::string &out, uint32_t v) {
+  out.push_back(char(v >> 24));
+  out.push_back(char(v >> 16));
+  out.push_back(char(v >> 8));
+  out.push_back(char(v));
+}
+
+std::string idxImages(uint32_t n, uint32_t rows, uint32_t cols,
+                      const std::vector<uint8_t> &pixels,
+                      uint32_t magic = 0x803) {
+  std::string out;
+  putBigEndian32(out, magic);
+  putBigEndian32(out, n);
+  putBigEndian32(out, rows);
+  putBigEndian32(out, cols);
+  out.append(pixels.begin(), pixels.end());
+  return out;
+}
+
+std::string idxLabels(uint32_t n, const std::vector<uint8_t> &labels,
+                      uint32_t magic = 0x801) {
+  std::string out;
+  putBigEndian32(out, magic);
+  putBigEndian32(out, n);
+  out.append(labels.begin(), labels.end());
+  return out;
+}
+
+void writeFile(const std::string &path, const std::string &bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), std::streamsize(bytes.size()));
+  ASSERT_TRUE(out.good()) << path;
+}
+
+void writeGzip(const std::string &path, const std::string &bytes) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr) << path;
+  ASSERT_EQ(gzwrite(f, bytes.data(), unsigned(bytes.size())),
+            int(bytes.size()));
+  ASSERT_EQ(gzclose(f), Z_OK);
+}
+
+/// Runs `fn`, expecting std::runtime_error whose message contains each of
+/// `parts`.
+template <typename Fn>
+void expectErrorContaining(Fn fn, const std::vector<std::string> &parts) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected std::runtime_error";
+  } catch (const std::runtime_error &e) {
+    std::string msg = e.what();
+    for (const std::string &part : parts)
+      EXPECT_NE(msg.find(part), std::string::npos)
+          << "message \"" << msg << "\" lacks \"" << part << "\"";
+  }
+}
+
+std::vector<int64_t> toVector(const torch::Tensor &t) {
+  torch::Tensor c = t.to(torch::kLong).contiguous();
+  return std::vector<int64_t>(c.data_ptr<int64_t>(),
+                              c.data_ptr<int64_t>() + c.numel());
+}
+
+/// Sum of a uint8 tensor's bytes; a plain loop, as torch's widening sum of
+/// 47M bytes takes seconds.
+int64_t byteSum(const torch::Tensor &t) {
+  torch::Tensor c = t.contiguous();
+  const uint8_t *p = c.data_ptr<uint8_t>();
+  int64_t sum = 0;
+  for (int64_t i = 0, n = c.numel(); i < n; ++i)
+    sum += p[i];
+  return sum;
+}
+
+/// A dataset whose input and target of sample i are both i, so batches show
+/// which samples they hold (int64 inputs pass through the loader unchanged).
+std::shared_ptr<const Dataset> indexDataset(int64_t n) {
+  auto ds = std::make_shared<Dataset>();
+  ds->inputs = torch::arange(n, torch::kLong).unsqueeze(1);
+  ds->targets = torch::arange(n, torch::kLong);
+  return ds;
+}
+
+std::vector<Batch> drain(DataLoader &loader) {
+  std::vector<Batch> out;
+  while (auto batch = loader.next())
+    out.push_back(std::move(*batch));
+  return out;
+}
+
+std::vector<int64_t> epochTargets(DataLoader &loader, int64_t epoch) {
+  loader.startEpoch(epoch);
+  std::vector<int64_t> out;
+  for (const Batch &b : drain(loader)) {
+    auto v = toVector(b.target);
+    out.insert(out.end(), v.begin(), v.end());
+  }
+  return out;
+}
+
+std::shared_ptr<const Dataset> cifarLike(int64_t n, uint64_t seed = 7) {
+  SyntheticSpec spec;
+  spec.numSamples = n;
+  spec.sampleShape = {3, 32, 32};
+  spec.seed = seed;
+  return std::make_shared<Dataset>(makeSynthetic(spec));
+}
+
+/// `image` [C,H,W] shifted so out[y][x] = image[y+sy][x+sx], zero outside.
+torch::Tensor shifted(const torch::Tensor &image, int64_t sy, int64_t sx) {
+  int64_t h = image.size(1), w = image.size(2);
+  torch::Tensor out = torch::zeros_like(image);
+  int64_t y0 = std::max<int64_t>(0, -sy), y1 = std::min(h, h - sy);
+  int64_t x0 = std::max<int64_t>(0, -sx), x1 = std::min(w, w - sx);
+  if (y1 > y0 && x1 > x0)
+    out.narrow(1, y0, y1 - y0)
+        .narrow(2, x0, x1 - x0)
+        .copy_(image.narrow(1, y0 + sy, y1 - y0).narrow(2, x0 + sx, x1 - x0));
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// IDX
+//===----------------------------------------------------------------------===//
+
+TEST(IdxTest, LoadsFashionMnistTestSet) {
+  Dataset ds = loadIdx(kFashionDir + "t10k-images-idx3-ubyte.gz",
+                       kFashionDir + "t10k-labels-idx1-ubyte.gz");
+  ASSERT_EQ(ds.inputs.sizes(), (std::vector<int64_t>{10000, 1, 28, 28}));
+  EXPECT_EQ(ds.inputs.scalar_type(), torch::kUInt8);
+  ASSERT_EQ(ds.targets.sizes(), (std::vector<int64_t>{10000}));
+  EXPECT_EQ(ds.targets.scalar_type(), torch::kLong);
+  EXPECT_EQ(ds.tokensPerSample, 0);
+  EXPECT_EQ(ds.size(), 10000);
+  // The test split is balanced: exactly 1000 of each of the 10 classes.
+  EXPECT_EQ(toVector(torch::bincount(ds.targets)),
+            std::vector<int64_t>(10, 1000));
+  // Values computed independently from the files with Python's gzip.
+  EXPECT_EQ(toVector(ds.targets.narrow(0, 0, 10)),
+            (std::vector<int64_t>{9, 2, 1, 1, 6, 1, 4, 6, 5, 7}));
+  EXPECT_EQ(byteSum(ds.inputs[0]), 33456);
+  EXPECT_EQ(byteSum(ds.inputs[1]), 100994);
+  EXPECT_EQ(byteSum(ds.inputs), 573469082);
+  EXPECT_EQ(ds.inputs[0][0][14][14].item<int64_t>(), 110);
+}
+
+TEST(IdxTest, LoadsFashionMnistTrainSetQuickly) {
+  auto start = std::chrono::steady_clock::now();
+  Dataset ds = loadIdx(kFashionDir + "train-images-idx3-ubyte.gz",
+                       kFashionDir + "train-labels-idx1-ubyte.gz");
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  std::printf("loaded 60000 Fashion-MNIST training images in %.3f s\n",
+              seconds);
+  ASSERT_EQ(ds.inputs.sizes(), (std::vector<int64_t>{60000, 1, 28, 28}));
+  EXPECT_EQ(toVector(torch::bincount(ds.targets)),
+            std::vector<int64_t>(10, 6000));
+  EXPECT_EQ(byteSum(ds.inputs), 3431114169LL);
+  EXPECT_EQ(byteSum(ds.inputs[0]), 76247);
+  // Generous bound for a shared machine; typically a few tenths of a second.
+  EXPECT_LT(seconds, 3.0);
+}
+
+TEST(IdxTest, ReadsRawAndGzipAlike) {
+  std::string dir = makeTempDir();
+  std::vector<uint8_t> pixels(3 * 2 * 4);
+  for (size_t i = 0; i < pixels.size(); ++i)
+    pixels[i] = uint8_t(i * 11);
+  std::string images = idxImages(3, 2, 4, pixels);
+  std::string labels = idxLabels(3, {7, 0, 255});
+  writeFile(dir + "img", images);
+  writeFile(dir + "lbl", labels);
+  writeGzip(dir + "img.gz", images);
+  writeGzip(dir + "lbl.gz", labels);
+
+  Dataset raw = loadIdx(dir + "img", dir + "lbl");
+  Dataset gz = loadIdx(dir + "img.gz", dir + "lbl.gz");
+  Dataset mixed = loadIdx(dir + "img.gz", dir + "lbl");
+  ASSERT_EQ(raw.inputs.sizes(), (std::vector<int64_t>{3, 1, 2, 4}));
+  EXPECT_EQ(toVector(raw.inputs.flatten()),
+            std::vector<int64_t>(pixels.begin(), pixels.end()));
+  EXPECT_EQ(toVector(raw.targets), (std::vector<int64_t>{7, 0, 255}));
+  // Row-major: sample 1, row 1, column 2 is byte 8 + 4 + 2.
+  EXPECT_EQ(raw.inputs[1][0][1][2].item<int64_t>(), 14 * 11);
+  EXPECT_TRUE(torch::equal(raw.inputs, gz.inputs));
+  EXPECT_TRUE(torch::equal(raw.targets, gz.targets));
+  EXPECT_TRUE(torch::equal(raw.inputs, mixed.inputs));
+}
+
+TEST(IdxTest, RejectsBadMagic) {
+  std::string dir = makeTempDir();
+  std::vector<uint8_t> pixels(4, 1);
+  writeFile(dir + "img", idxImages(1, 2, 2, pixels));
+  writeFile(dir + "lbl", idxLabels(1, {0}));
+  // Labels given as images and vice versa: each magic names the other kind.
+  expectErrorContaining([&] { loadIdx(dir + "lbl", dir + "img"); },
+                        {dir + "lbl", "magic", "0x00000801", "0x00000803"});
+  writeFile(dir + "bad.gz", "");
+  writeGzip(dir + "bad.gz", idxImages(1, 2, 2, pixels, 0x0D03));
+  expectErrorContaining([&] { loadIdx(dir + "bad.gz", dir + "lbl"); },
+                        {"bad.gz", "magic", "0x00000D03"});
+  writeFile(dir + "badlbl", idxLabels(1, {0}, 0x802));
+  expectErrorContaining([&] { loadIdx(dir + "img", dir + "badlbl"); },
+                        {"badlbl", "magic"});
+}
+
+TEST(IdxTest, RejectsTruncatedFiles) {
+  std::string dir = makeTempDir();
+  std::vector<uint8_t> pixels(5 * 3 * 3, 9);
+  std::string images = idxImages(5, 3, 3, pixels);
+  std::string labels = idxLabels(5, {0, 1, 2, 3, 4});
+  writeFile(dir + "lbl", labels);
+
+  writeFile(dir + "short", images.substr(0, images.size() - 10));
+  expectErrorContaining(
+      [&] { loadIdx(dir + "short", dir + "lbl"); },
+      {dir + "short", "truncated", "expected 45 bytes of image data, got 35"});
+
+  writeGzip(dir + "short.gz", images.substr(0, 16 + 7));
+  expectErrorContaining([&] { loadIdx(dir + "short.gz", dir + "lbl"); },
+                        {"short.gz", "truncated", "got 7"});
+
+  writeFile(dir + "header", images.substr(0, 10));
+  expectErrorContaining([&] { loadIdx(dir + "header", dir + "lbl"); },
+                        {"header", "truncated header"});
+
+  writeFile(dir + "img", images);
+  writeFile(dir + "shortlbl", labels.substr(0, labels.size() - 2));
+  expectErrorContaining([&] { loadIdx(dir + "img", dir + "shortlbl"); },
+                        {"shortlbl", "truncated", "expected 5 bytes"});
+
+  // A gzip stream cut short mid-deflate also fails and names the file.
+  std::vector<uint8_t> noisy(5 * 3 * 3);
+  for (size_t i = 0; i < noisy.size(); ++i)
+    noisy[i] = uint8_t(i * 37 + 11);
+  writeGzip(dir + "full.gz", idxImages(5, 3, 3, noisy));
+  std::ifstream in(dir + "full.gz", std::ios::binary);
+  std::string gz((std::istreambuf_iterator<char>(in)),
+                 std::istreambuf_iterator<char>());
+  writeFile(dir + "cut.gz", gz.substr(0, gz.size() / 2));
+  expectErrorContaining([&] { loadIdx(dir + "cut.gz", dir + "lbl"); },
+                        {"cut.gz"});
+}
+
+TEST(IdxTest, RejectsCountMismatchAndMissingFiles) {
+  std::string dir = makeTempDir();
+  writeFile(dir + "img", idxImages(3, 1, 1, {1, 2, 3}));
+  writeFile(dir + "lbl", idxLabels(2, {0, 1}));
+  expectErrorContaining([&] { loadIdx(dir + "img", dir + "lbl"); },
+                        {dir + "lbl", "label count 2", "image count 3"});
+  expectErrorContaining([&] { loadIdx(dir + "nope", dir + "lbl"); },
+                        {dir + "nope", "cannot open"});
+  writeFile(dir + "empty", idxImages(3, 0, 4, {}));
+  expectErrorContaining([&] { loadIdx(dir + "empty", dir + "lbl"); },
+                        {"empty", "image size"});
+}
+
+//===----------------------------------------------------------------------===//
+// Token files
+//===----------------------------------------------------------------------===//
+
+void writeTokens(const std::string &path, const std::vector<uint16_t> &tokens) {
+  std::string bytes;
+  for (uint16_t t : tokens) {
+    bytes.push_back(char(t & 0xFF));
+    bytes.push_back(char(t >> 8));
+  }
+  writeFile(path, bytes);
+}
+
+TEST(TokenFileTest, CutsSamplesWithShiftedTargets) {
+  std::string dir = makeTempDir();
+  // 11 tokens, T = 4: (11 - 1) / 4 = 2 samples; the last two are unused.
+  std::vector<uint16_t> tokens = {10, 11, 12, 13, 14, 15, 16, 65535, 300, 0, 1};
+  writeTokens(dir + "tok.bin", tokens);
+  Dataset ds = loadTokenFile(dir + "tok.bin", 4);
+  EXPECT_EQ(ds.tokensPerSample, 4);
+  ASSERT_EQ(ds.inputs.sizes(), (std::vector<int64_t>{2, 4}));
+  ASSERT_EQ(ds.targets.sizes(), (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(ds.inputs.scalar_type(), torch::kLong);
+  EXPECT_EQ(ds.targets.scalar_type(), torch::kLong);
+  EXPECT_EQ(toVector(ds.inputs),
+            (std::vector<int64_t>{10, 11, 12, 13, 14, 15, 16, 65535}));
+  EXPECT_EQ(toVector(ds.targets),
+            (std::vector<int64_t>{11, 12, 13, 14, 15, 16, 65535, 300}));
+
+  // Exactly T + 1 tokens make one sample.
+  writeTokens(dir + "one.bin", {1, 2, 3});
+  Dataset one = loadTokenFile(dir + "one.bin", 2);
+  EXPECT_EQ(toVector(one.inputs), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(toVector(one.targets), (std::vector<int64_t>{2, 3}));
+}
+
+TEST(TokenFileTest, RejectsBadFiles) {
+  std::string dir = makeTempDir();
+  expectErrorContaining([&] { loadTokenFile(dir + "missing.bin", 4); },
+                        {"missing.bin", "cannot open"});
+  writeFile(dir + "odd.bin", std::string(7, '\1'));
+  expectErrorContaining([&] { loadTokenFile(dir + "odd.bin", 2); },
+                        {"odd.bin", "odd size 7"});
+  writeTokens(dir + "short.bin", {1, 2, 3, 4});
+  expectErrorContaining([&] { loadTokenFile(dir + "short.bin", 4); },
+                        {"short.bin", "too short", "4 tokens", "at least 5"});
+  EXPECT_THROW(loadTokenFile(dir + "short.bin", 0), std::invalid_argument);
+}
+
+//===----------------------------------------------------------------------===//
+// Synthetic data
+//===----------------------------------------------------------------------===//
+
+TEST(SyntheticTest, ImagesAreDeterministicFromSeed) {
+  SyntheticSpec spec;
+  spec.numSamples = 64;
+  spec.sampleShape = {3, 8, 8};
+  spec.numClasses = 5;
+  spec.seed = 42;
+  Dataset a = makeSynthetic(spec), b = makeSynthetic(spec);
+  ASSERT_EQ(a.inputs.sizes(), (std::vector<int64_t>{64, 3, 8, 8}));
+  EXPECT_EQ(a.inputs.scalar_type(), torch::kUInt8);
+  ASSERT_EQ(a.targets.sizes(), (std::vector<int64_t>{64}));
+  EXPECT_EQ(a.targets.scalar_type(), torch::kLong);
+  EXPECT_TRUE(torch::equal(a.inputs, b.inputs));
+  EXPECT_TRUE(torch::equal(a.targets, b.targets));
+  EXPECT_GE(a.targets.min().item<int64_t>(), 0);
+  EXPECT_LT(a.targets.max().item<int64_t>(), 5);
+  // Spread over the whole byte range and every class.
+  EXPECT_GT(a.inputs.max().item<int64_t>(), 240);
+  EXPECT_LT(a.inputs.min().item<int64_t>(), 15);
+  std::vector<int64_t> labels = toVector(a.targets);
+  EXPECT_EQ(std::set<int64_t>(labels.begin(), labels.end()).size(), 5u);
+  spec.seed = 43;
+  Dataset c = makeSynthetic(spec);
+  EXPECT_FALSE(torch::equal(a.inputs, c.inputs));
+}
+
+TEST(SyntheticTest, TokensAreAShiftedStream) {
+  SyntheticSpec spec;
+  spec.numSamples = 16;
+  spec.sampleShape = {8};
+  spec.vocabSize = 100;
+  spec.seed = 3;
+  Dataset a = makeSynthetic(spec), b = makeSynthetic(spec);
+  EXPECT_EQ(a.tokensPerSample, 8);
+  ASSERT_EQ(a.inputs.sizes(), (std::vector<int64_t>{16, 8}));
+  ASSERT_EQ(a.targets.sizes(), (std::vector<int64_t>{16, 8}));
+  EXPECT_EQ(a.inputs.scalar_type(), torch::kLong);
+  EXPECT_TRUE(torch::equal(a.inputs, b.inputs));
+  EXPECT_TRUE(torch::equal(a.targets, b.targets));
+  EXPECT_GE(a.inputs.min().item<int64_t>(), 0);
+  EXPECT_LT(a.inputs.max().item<int64_t>(), 100);
+  // Within a sample, target t is input t + 1; across samples the stream goes
+  // on: the last target of sample i is the first input of sample i + 1.
+  EXPECT_TRUE(
+      torch::equal(a.targets.narrow(1, 0, 7), a.inputs.narrow(1, 1, 7)));
+  EXPECT_TRUE(torch::equal(a.targets.select(1, 7).narrow(0, 0, 15),
+                           a.inputs.select(1, 0).narrow(0, 1, 15)));
+  EXPECT_THROW(makeSynthetic({4, {2, 2}, 10, 100, 0}), std::invalid_argument);
+}
+
+//===----------------------------------------------------------------------===//
+// The loader
+//===----------------------------------------------------------------------===//
+
+TEST(DataLoaderTest, CountsBatchesWithAndWithoutDropLast) {
+  DataLoaderOptions o;
+  o.batchSize = 3;
+  DataLoader keep(indexDataset(10), o);
+  EXPECT_EQ(keep.batchesPerEpoch(), 4);
+  EXPECT_EQ(keep.samplesPerEpoch(), 10);
+  keep.startEpoch(0);
+  std::vector<Batch> batches = drain(keep);
+  ASSERT_EQ(batches.size(), 4u);
+  EXPECT_EQ(batches[0].size(), 3);
+  EXPECT_EQ(batches[3].size(), 1);
+  EXPECT_FALSE(keep.next().has_value()); // stays at the end
+
+  o.dropLast = true;
+  DataLoader drop(indexDataset(10), o);
+  EXPECT_EQ(drop.batchesPerEpoch(), 3);
+  EXPECT_EQ(drop.samplesPerEpoch(), 9);
+  drop.startEpoch(0);
+  batches = drain(drop);
+  ASSERT_EQ(batches.size(), 3u);
+  for (const Batch &b : batches)
+    EXPECT_EQ(b.size(), 3);
+
+  o.batchSize = 5; // exact multiple: nothing dropped
+  DataLoader exact(indexDataset(10), o);
+  EXPECT_EQ(exact.batchesPerEpoch(), 2);
+  EXPECT_EQ(exact.samplesPerEpoch(), 10);
+
+  EXPECT_THROW(keep.makeBatch(0, 4), std::out_of_range);
+  EXPECT_THROW(keep.startEpoch(0, 5), std::out_of_range);
+  o.batchSize = 0;
+  EXPECT_THROW(DataLoader(indexDataset(10), o), std::invalid_argument);
+}
+
+TEST(DataLoaderTest, EpochCoversEverySampleOnceInAFreshOrder) {
+  DataLoaderOptions o;
+  o.batchSize = 16;
+  o.seed = 5;
+  DataLoader loader(indexDataset(100), o);
+  std::vector<int64_t> e0 = epochTargets(loader, 0);
+  std::vector<int64_t> e1 = epochTargets(loader, 1);
+  std::vector<int64_t> all(100);
+  std::iota(all.begin(), all.end(), 0);
+  for (const auto *epoch : {&e0, &e1}) {
+    std::vector<int64_t> sorted = *epoch;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, all);
+  }
+  EXPECT_NE(e0, all); // shuffled
+  EXPECT_NE(e0, e1);  // differently each epoch
+  // Same (seed, epoch): same order, in this loader or a new one.
+  EXPECT_EQ(epochTargets(loader, 0), e0);
+  DataLoader again(indexDataset(100), o);
+  EXPECT_EQ(epochTargets(again, 1), e1);
+  o.seed = 6;
+  DataLoader other(indexDataset(100), o);
+  EXPECT_NE(epochTargets(other, 0), e0);
+  // Inputs travel with their targets.
+  loader.startEpoch(3);
+  auto batch = loader.next();
+  EXPECT_TRUE(torch::equal(batch->input.squeeze(1), batch->target));
+  // Without shuffling the order is the dataset's.
+  o.shuffle = false;
+  DataLoader ordered(indexDataset(100), o);
+  EXPECT_EQ(epochTargets(ordered, 4), all);
+}
+
+TEST(DataLoaderTest, ResumingMidEpochYieldsTheRemainingBatches) {
+  auto ds = cifarLike(50);
+  DataLoaderOptions o;
+  o.batchSize = 8;
+  o.seed = 11;
+  o.transforms.randomCropPadding = 4;
+  o.transforms.horizontalFlip = true;
+  for (int workers : {0, 2}) {
+    o.numWorkers = workers;
+    DataLoader loader(ds, o);
+    loader.startEpoch(2);
+    std::vector<Batch> full = drain(loader);
+    ASSERT_EQ(full.size(), 7u);
+    for (int64_t k : {0, 3, 6, 7}) {
+      loader.startEpoch(2, k);
+      std::vector<Batch> rest = drain(loader);
+      ASSERT_EQ(rest.size(), full.size() - k) << "k=" << k;
+      for (size_t i = 0; i < rest.size(); ++i) {
+        EXPECT_TRUE(torch::equal(rest[i].input, full[k + i].input));
+        EXPECT_TRUE(torch::equal(rest[i].target, full[k + i].target));
+      }
+    }
+    for (int64_t i = 0; i < 7; ++i)
+      EXPECT_TRUE(torch::equal(loader.makeBatch(2, i).input, full[i].input));
+  }
+}
+
+TEST(DataLoaderTest, WorkersGiveBitIdenticalBatches) {
+  auto ds = cifarLike(300);
+  DataLoaderOptions o;
+  o.batchSize = 32;
+  o.seed = 9;
+  o.transforms.mean = {0.49, 0.48, 0.45};
+  o.transforms.std = {0.25, 0.24, 0.26};
+  o.transforms.randomCropPadding = 4;
+  o.transforms.horizontalFlip = true;
+  DataLoader inline0(ds, o);
+  inline0.startEpoch(1);
+  std::vector<Batch> expected = drain(inline0);
+  ASSERT_EQ(expected.size(), 10u);
+  for (int workers : {1, 2, 3}) {
+    o.numWorkers = workers;
+    DataLoader loader(ds, o);
+    loader.startEpoch(1);
+    std::vector<Batch> got = drain(loader);
+    ASSERT_EQ(got.size(), expected.size()) << workers << " workers";
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_TRUE(torch::equal(got[i].input, expected[i].input))
+          << workers << " workers, batch " << i;
+      EXPECT_TRUE(torch::equal(got[i].target, expected[i].target));
+    }
+  }
+}
+
+TEST(DataLoaderTest, WorkersShutDownMidEpoch) {
+  auto ds = cifarLike(200);
+  DataLoaderOptions o;
+  o.batchSize = 10;
+  o.numWorkers = 3;
+  o.transforms.randomCropPadding = 2;
+  {
+    DataLoader loader(ds, o);
+    loader.startEpoch(0);
+    ASSERT_TRUE(loader.next().has_value());
+    // Replace the epoch while workers are busy, then again at once.
+    loader.startEpoch(1, 5);
+    loader.startEpoch(2);
+    auto first = loader.next();
+    ASSERT_TRUE(first.has_value());
+    EXPECT_TRUE(torch::equal(first->input, loader.makeBatch(2, 0).input));
+    // Destroyed with batches in flight: must join without hanging.
+  }
+  DataLoader idle(ds, o);
+  idle.startEpoch(0); // never read
+}
+
+TEST(DataLoaderTest, WorkerErrorsReachNext) {
+  auto ds = cifarLike(20);
+  DataLoaderOptions o;
+  o.batchSize = 4;
+  o.transforms.mean = {0.5, 0.5}; // images have 3 channels
+  o.transforms.std = {0.5, 0.5};
+  for (int workers : {0, 2}) {
+    o.numWorkers = workers;
+    DataLoader loader(ds, o);
+    loader.startEpoch(0);
+    EXPECT_THROW(loader.next(), std::invalid_argument) << workers;
+    EXPECT_THROW(loader.next(), std::invalid_argument) << workers; // sticky
+  }
+}
+
+TEST(DataLoaderTest, ScalesAndNormalizesImages) {
+  auto ds = cifarLike(10);
+  DataLoaderOptions o;
+  o.batchSize = 10;
+  o.shuffle = false;
+  DataLoader plain(ds, o);
+  Batch b = plain.makeBatch(0, 0);
+  EXPECT_EQ(b.input.scalar_type(), torch::kFloat);
+  ASSERT_EQ(b.input.sizes(), (std::vector<int64_t>{10, 3, 32, 32}));
+  torch::Tensor scaled = ds->inputs.to(torch::kFloat) / 255.0;
+  EXPECT_TRUE(torch::allclose(b.input, scaled, 0, 1e-6));
+  EXPECT_TRUE(torch::equal(b.target, ds->targets));
+
+  o.transforms.mean = {0.1, 0.5, 0.9};
+  o.transforms.std = {0.2, 0.3, 0.4};
+  DataLoader norm(ds, o);
+  Batch n = norm.makeBatch(0, 0);
+  torch::Tensor mean = torch::tensor({0.1, 0.5, 0.9}).view({1, 3, 1, 1});
+  torch::Tensor std = torch::tensor({0.2, 0.3, 0.4}).view({1, 3, 1, 1});
+  torch::Tensor want = ((scaled - mean) / std).to(torch::kFloat);
+  EXPECT_TRUE(torch::allclose(n.input, want, 1e-5, 1e-5));
+  // One pixel by hand: channel 2 of sample 3.
+  float v = ds->inputs[3][2][5][7].item<uint8_t>() / 255.0f;
+  EXPECT_NEAR(n.input[3][2][5][7].item<float>(), (v - 0.9f) / 0.4f, 1e-5);
+}
+
+TEST(DataLoaderTest, RandomCropShiftsContentAndKeepsShape) {
+  auto ds = cifarLike(64);
+  const int64_t pad = 3;
+  DataLoaderOptions o;
+  o.batchSize = 64;
+  o.shuffle = false;
+  o.seed = 1;
+  o.transforms.randomCropPadding = pad;
+  o.transforms.mean = {0.5, 0.5, 0.5};
+  o.transforms.std = {0.5, 0.5, 0.5};
+  DataLoader loader(ds, o);
+  std::set<std::pair<int64_t, int64_t>> shifts;
+  for (int64_t epoch = 0; epoch < 2; ++epoch) {
+    Batch b = loader.makeBatch(epoch, 0);
+    ASSERT_EQ(b.input.sizes(), (std::vector<int64_t>{64, 3, 32, 32}));
+    for (int64_t i = 0; i < 64; ++i) {
+      // Undo normalization; padding was 0 before it, so it reads back as 0.
+      torch::Tensor got = b.input[i] * 0.5 + 0.5;
+      torch::Tensor image = ds->inputs[i].to(torch::kFloat) / 255.0;
+      bool found = false;
+      for (int64_t sy = -pad; sy <= pad && !found; ++sy)
+        for (int64_t sx = -pad; sx <= pad && !found; ++sx)
+          if (torch::allclose(got, shifted(image, sy, sx), 0, 1e-5)) {
+            shifts.insert({sy, sx});
+            found = true;
+          }
+      EXPECT_TRUE(found) << "sample " << i << " is no shift of its image";
+    }
+  }
+  // 128 draws over 49 offsets: most of them, including both extremes' rows.
+  EXPECT_GT(shifts.size(), 30u);
+  EXPECT_TRUE(std::any_of(shifts.begin(), shifts.end(),
+                          [&](auto s) { return s.first == -pad; }));
+  EXPECT_TRUE(std::any_of(shifts.begin(), shifts.end(),
+                          [&](auto s) { return s.first == pad; }));
+}
+
+TEST(DataLoaderTest, FlipMirrorsAboutHalfTheImages) {
+  auto ds = cifarLike(200);
+  DataLoaderOptions o;
+  o.batchSize = 200;
+  o.shuffle = false;
+  o.transforms.horizontalFlip = true;
+  DataLoader loader(ds, o);
+  Batch b = loader.makeBatch(0, 0);
+  torch::Tensor images = ds->inputs.to(torch::kFloat) / 255.0;
+  int flipped = 0;
+  for (int64_t i = 0; i < 200; ++i) {
+    bool same = torch::allclose(b.input[i], images[i], 0, 1e-6);
+    bool mirror = torch::allclose(b.input[i], images[i].flip({2}), 0, 1e-6);
+    EXPECT_TRUE(same != mirror) << i;
+    flipped += mirror;
+  }
+  EXPECT_GT(flipped, 70);
+  EXPECT_LT(flipped, 130);
+}
+
+TEST(DataLoaderTest, AugmentationDependsOnSampleNotBatch) {
+  auto ds = cifarLike(40);
+  DataLoaderOptions o;
+  o.seed = 21;
+  o.transforms.randomCropPadding = 4;
+  o.transforms.horizontalFlip = true;
+  auto bySample = [&](int64_t batchSize) {
+    o.batchSize = batchSize;
+    DataLoader loader(ds, o);
+    loader.startEpoch(3);
+    std::map<int64_t, torch::Tensor> out;
+    int64_t pos = 0;
+    for (const Batch &b : drain(loader))
+      for (int64_t i = 0; i < b.size(); ++i)
+        out[pos++] = b.input[i];
+    return out;
+  };
+  // The epoch's order does not depend on the batch size, so position p holds
+  // the same sample in both runs, and must carry the same augmentation.
+  auto a = bySample(4), b = bySample(7);
+  ASSERT_EQ(a.size(), 40u);
+  ASSERT_EQ(b.size(), 40u);
+  for (int64_t p = 0; p < 40; ++p)
+    EXPECT_TRUE(torch::equal(a[p], b[p])) << p;
+}
+
+TEST(DataLoaderTest, ShardsCoverThePaddedEpoch) {
+  for (int world : {2, 3}) {
+    for (bool shuffle : {false, true}) {
+      const int64_t n = 10;
+      int64_t share = (n + world - 1) / world;
+      std::vector<std::vector<int64_t>> ranks;
+      for (int rank = 0; rank < world; ++rank) {
+        DataLoaderOptions o;
+        o.batchSize = 3;
+        o.shuffle = shuffle;
+        o.seed = 4;
+        o.rank = rank;
+        o.worldSize = world;
+        DataLoader loader(indexDataset(n), o);
+        EXPECT_EQ(loader.samplesPerEpoch(), share);
+        EXPECT_EQ(loader.batchesPerEpoch(), (share + 2) / 3);
+        ranks.push_back(epochTargets(loader, 1));
+        EXPECT_EQ(int64_t(ranks.back().size()), share);
+      }
+      // Interleaving the ranks rebuilds the padded epoch: every sample, then
+      // the first few repeated to fill the last round.
+      std::vector<int64_t> padded;
+      for (int64_t k = 0; k < share; ++k)
+        for (int rank = 0; rank < world; ++rank)
+          padded.push_back(ranks[rank][k]);
+      std::vector<int64_t> head(padded.begin(), padded.begin() + n);
+      std::vector<int64_t> sorted = head;
+      std::sort(sorted.begin(), sorted.end());
+      std::vector<int64_t> all(n);
+      std::iota(all.begin(), all.end(), 0);
+      EXPECT_EQ(sorted, all) << world << " ranks";
+      for (size_t j = n; j < padded.size(); ++j)
+        EXPECT_EQ(padded[j], padded[j - n]);
+      // The same order a single rank would use.
+      DataLoaderOptions single;
+      single.batchSize = 3;
+      single.shuffle = shuffle;
+      single.seed = 4;
+      DataLoader one(indexDataset(n), single);
+      EXPECT_EQ(epochTargets(one, 1), head);
+    }
+  }
+  DataLoaderOptions bad;
+  bad.rank = 2;
+  bad.worldSize = 2;
+  EXPECT_THROW(DataLoader(indexDataset(4), bad), std::invalid_argument);
+}
+
+TEST(DataLoaderTest, PassesTokensThrough) {
+  SyntheticSpec spec;
+  spec.numSamples = 12;
+  spec.sampleShape = {6};
+  spec.vocabSize = 50;
+  auto ds = std::make_shared<Dataset>(makeSynthetic(spec));
+  DataLoaderOptions o;
+  o.batchSize = 5;
+  o.numWorkers = 2;
+  DataLoader loader(ds, o);
+  loader.startEpoch(0);
+  int64_t seen = 0;
+  while (auto b = loader.next()) {
+    EXPECT_EQ(b->input.scalar_type(), torch::kLong);
+    ASSERT_EQ(b->input.size(1), 6);
+    for (int64_t i = 0; i < b->size(); ++i) {
+      // Find the sample by its inputs; its targets must come with it.
+      torch::Tensor match =
+          (ds->inputs == b->input[i]).all(1).nonzero().flatten();
+      ASSERT_GE(match.numel(), 1);
+      int64_t j = match[0].item<int64_t>();
+      EXPECT_TRUE(torch::equal(b->target[i], ds->targets[j]));
+    }
+    seen += b->size();
+  }
+  EXPECT_EQ(seen, 12);
+}
+
+TEST(DataLoaderTest, BuildsABatchQuickly) {
+  auto ds = cifarLike(1024);
+  DataLoaderOptions o;
+  o.batchSize = 128;
+  o.transforms.mean = {0.49, 0.48, 0.45};
+  o.transforms.std = {0.25, 0.24, 0.26};
+  o.transforms.randomCropPadding = 4;
+  o.transforms.horizontalFlip = true;
+  DataLoader loader(ds, o);
+  loader.makeBatch(0, 0); // warm up
+  auto start = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < loader.batchesPerEpoch(); ++i)
+    loader.makeBatch(0, i);
+  double ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - start)
+                  .count() /
+              double(loader.batchesPerEpoch());
+  std::printf("128-sample 3x32x32 batch with crop+flip+normalize: %.3f ms\n",
+              ms);
+  EXPECT_LT(ms, 50.0); // loose: the machine is shared
+}
+
+} // namespace

@@ -1,0 +1,168 @@
+//===- RecipeTest.cpp - composer-train recipes and their errors -----------===//
+
+#include "Recipe.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace composer;
+namespace fs = std::filesystem;
+
+namespace {
+
+class RecipeTest : public testing::Test {
+protected:
+  void SetUp() override {
+    dir = fs::path(testing::TempDir()) /
+          ("recipe-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    torch::jit::Module model("Model");
+    model.register_parameter("weight", torch::zeros({10, 784}), false);
+    model.define(R"(
+      def forward(self, x):
+          return torch.mm(torch.flatten(x, 1), self.weight.t())
+    )");
+    modelPath = (dir / "model.pt").string();
+    model.save(modelPath);
+  }
+
+  /// Loads `text` as a recipe; returns whether it loaded, errors in `errors`.
+  bool load(const std::string &text,
+            const std::vector<std::string> &overrides = {}) {
+    recipePath = (dir / "recipe.yaml").string();
+    std::ofstream(recipePath) << text;
+    errors.clear();
+    llvm::raw_string_ostream stream(errors);
+    config = train::loadRecipe(recipePath, overrides, stream);
+    return config.has_value();
+  }
+
+  std::string valid() const {
+    return "model: " + modelPath + R"(
+seed: 3
+train_data:
+  images: /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz
+  labels: /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
+  limit: 512
+  batch_size: 64
+  normalize: {mean: [0.286], std: [0.353]}
+optimizer:
+  name: decoupled_sgdw
+  lr: 0.1
+  momentum: 0.9
+scheduler:
+  name: cosine_with_warmup
+  t_warmup: 0.1dur
+max_duration: 2ep
+algorithms:
+  label_smoothing: {smoothing: 0.2}
+  ema:
+    half_life: 10ba
+loggers:
+  progress_bar: false
+)";
+  }
+
+  fs::path dir;
+  std::string modelPath, recipePath, errors;
+  std::optional<runtime::TrainerConfig> config;
+};
+
+TEST_F(RecipeTest, LoadsAValidRecipe) {
+  ASSERT_TRUE(load(valid())) << errors;
+  EXPECT_EQ(config->seed, 3u);
+  EXPECT_EQ(config->optimizer.name, "decoupled_sgdw");
+  EXPECT_DOUBLE_EQ(config->optimizer.momentum, 0.9);
+  EXPECT_EQ(config->scheduler.warmup, runtime::parseTime("0.1dur"));
+  EXPECT_EQ(config->maxDuration, runtime::parseTime("2ep"));
+  ASSERT_EQ(config->algorithms.size(), 2u);
+  EXPECT_EQ(config->algorithms[0]->name(), "label_smoothing");
+  EXPECT_EQ(config->algorithms[1]->name(), "ema");
+  EXPECT_EQ(config->trainLoader->dataset().size(), 512);
+  EXPECT_EQ(config->trainLoader->batchesPerEpoch(), 8);
+  EXPECT_FALSE(config->evalLoader);
+}
+
+TEST_F(RecipeTest, CommandLineOverridesWin) {
+  ASSERT_TRUE(load(valid(), {"optimizer.lr=0.05", "max_duration=3ba",
+                             "train_data.batch_size=128",
+                             "algorithms.mixup.alpha=0.3"}))
+      << errors;
+  EXPECT_DOUBLE_EQ(config->optimizer.lr, 0.05);
+  EXPECT_EQ(config->maxDuration, runtime::parseTime("3ba"));
+  EXPECT_EQ(config->trainLoader->batchesPerEpoch(), 4);
+  ASSERT_EQ(config->algorithms.size(), 3u);
+  EXPECT_EQ(config->algorithms[2]->name(), "mixup");
+}
+
+TEST_F(RecipeTest, UnknownKeyIsReportedAtItsLine) {
+  std::string text = valid();
+  text.replace(text.find("  momentum: 0.9"), 14, "  momentun: 0.9");
+  EXPECT_FALSE(load(text));
+  EXPECT_NE(errors.find(recipePath + ":12:3: error: unknown key 'momentun' "
+                                     "in 'optimizer'; expected one of:"),
+            std::string::npos)
+      << errors;
+  EXPECT_NE(errors.find("momentum"), std::string::npos) << errors;
+}
+
+TEST_F(RecipeTest, BadValuesNameTheKeyAndLine) {
+  struct Case {
+    std::string from, to, message;
+  };
+  std::vector<Case> cases = {
+      {"max_duration: 2ep", "max_duration: 2 epochs",
+       ":16:15: error: 'max_duration': invalid time '2 epochs'"},
+      {"lr: 0.1", "lr: fast", ":11:7: error: 'lr' must be a number, got "
+                              "'fast'"},
+      {"batch_size: 64", "batch_size: -4", "'batch_size' must be positive"},
+      {"label_smoothing:", "label_smoothin:",
+       ":18:3: error: unknown algorithm 'label_smoothin'; expected one of: "},
+      {"name: cosine_with_warmup", "name: cosine_forever",
+       "unknown scheduler"},
+      {"limit: 512", "limit: 20000", ":6:10: error: 'limit' must be in [1, "
+                                     "10000]"},
+      {"t10k-labels", "t10k-nolabels", "t10k-nolabels-idx1-ubyte.gz"},
+  };
+  for (const Case &c : cases) {
+    std::string text = valid();
+    ASSERT_NE(text.find(c.from), std::string::npos) << c.from;
+    text.replace(text.find(c.from), c.from.size(), c.to);
+    EXPECT_FALSE(load(text)) << c.to;
+    EXPECT_NE(errors.find(c.message), std::string::npos)
+        << "for '" << c.to << "':\n"
+        << errors;
+  }
+}
+
+TEST_F(RecipeTest, BrokenYamlAndMissingPieces) {
+  EXPECT_FALSE(load("model: [unclosed\n"));
+  EXPECT_NE(errors.find(recipePath + ":"), std::string::npos) << errors;
+
+  EXPECT_FALSE(load("seed: 1\n"));
+  EXPECT_NE(errors.find("missing required key 'model'"), std::string::npos)
+      << errors;
+
+  std::string text = valid();
+  text.replace(text.find(modelPath), modelPath.size(), "/nonexistent.pt");
+  EXPECT_FALSE(load(text));
+  EXPECT_NE(errors.find(":1:8: error: cannot load TorchScript model "
+                        "'/nonexistent.pt'"),
+            std::string::npos)
+      << errors;
+
+  EXPECT_FALSE(load(valid(), {"optimizer.lr"}));
+  EXPECT_NE(errors.find("must be key=value"), std::string::npos) << errors;
+  EXPECT_FALSE(load(valid(), {"seed.x=1"}));
+  EXPECT_NE(errors.find("'seed' is not a mapping"), std::string::npos)
+      << errors;
+
+  errors.clear();
+  llvm::raw_string_ostream stream(errors);
+  EXPECT_FALSE(train::loadRecipe((dir / "absent.yaml").string(), {}, stream));
+  EXPECT_NE(errors.find("cannot read recipe"), std::string::npos) << errors;
+}
+
+} // namespace
