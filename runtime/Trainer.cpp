@@ -317,9 +317,12 @@ EvalResult Trainer::evaluate() {
   result.samples = samples;
   result.loss = samples ? lossSum / double(samples) : 0;
   result.accuracy = counted ? double(correct) / double(counted) : 0;
-  config_.logger.logMetrics({{"metrics/eval/Accuracy", result.accuracy},
-                             {"metrics/eval/CrossEntropy", result.loss}},
-                            state_.timestamp.batch);
+  state_.evalMetrics = {{"Accuracy", result.accuracy},
+                        {"CrossEntropy", result.loss}};
+  std::map<std::string, double> metrics;
+  for (const auto &[name, value] : state_.evalMetrics)
+    metrics["metrics/eval/" + name] = value;
+  config_.logger.logMetrics(metrics, state_.timestamp.batch);
   lastEval_ = result;
   fire(Event::EvalEnd);
   state_.model.train();

@@ -51,9 +51,12 @@ public:
   void runEvent(Event event, State &state, Logger & /*logger*/) override {
     switch (event) {
     // Whatever ran since these (eval, checkpointing) is not training.
+    case Event::EvalEnd:
+      printEval(state);
+      mark_ = Clock::now();
+      break;
     case Event::FitStart:
     case Event::EpochStart:
-    case Event::EvalEnd:
     case Event::BatchCheckpoint:
     case Event::EpochCheckpoint:
       mark_ = Clock::now();
@@ -85,6 +88,20 @@ public:
   }
 
 private:
+  void printEval(const State &state) {
+    if (state.evalMetrics.empty())
+      return;
+    endLine();
+    out_ << "[eval][batch " << state.timestamp.batch << "]";
+    char buffer[64];
+    for (const auto &[name, value] : state.evalMetrics) {
+      std::snprintf(buffer, sizeof(buffer), " %s %.4f", name.c_str(), value);
+      out_ << buffer;
+    }
+    out_ << '\n';
+    out_.flush();
+  }
+
   void batchEnd(State &state) {
     Clock::time_point now = Clock::now();
     if (batchStart_) {

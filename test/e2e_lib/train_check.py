@@ -4,6 +4,7 @@ checkpoints (plain pickled dicts that torch.load reads).
   train_check.py loss-falls METRICS.jsonl MIN_ACCURACY
   train_check.py same-weights A.ckpt B.ckpt
   train_check.py kill-at METRICS.jsonl STEP -- COMMAND...
+  train_check.py frozen CKPT ORIGINAL.pt MIN_FROZEN [STATIC_PREFIX...]
 """
 import json
 import os
@@ -48,6 +49,29 @@ def same_weights(a, b):
           f"{ca['timestamp']['batch']}")
 
 
+def frozen(checkpoint, original, min_frozen, static_prefixes):
+    """Frozen parameters never moved; the rest trained; the checkpoint lists
+    at least MIN_FROZEN, including every parameter under STATIC_PREFIX."""
+    c = torch.load(checkpoint)
+    start = dict(torch.jit.load(original).named_parameters())
+    names = set(c["frozen"])
+    print(f"{len(names)} of {len(start)} parameters frozen")
+    assert len(names) >= int(min_frozen), sorted(names)
+    for prefix in static_prefixes:
+        under = [n for n in start if n.startswith(prefix + ".")]
+        assert under and all(n in names for n in under), (prefix, under)
+    trained = 0
+    for name, tensor in start.items():
+        if name in names and any(name.startswith(p + ".")
+                                 for p in static_prefixes):
+            assert torch.equal(c["model"][name], tensor), name
+        elif name not in names:
+            trained += not torch.equal(c["model"][name], tensor)
+    assert trained > 0, "nothing trained"
+    assert all(torch.isfinite(t).all() for t in c["model"].values()
+               if t.is_floating_point())
+
+
 def kill_at(path, step, command):
     """Runs `command`, SIGKILLs it once METRICS.jsonl logs `step`."""
     if os.path.exists(path):
@@ -77,6 +101,8 @@ if __name__ == "__main__":
         loss_falls(sys.argv[2], sys.argv[3])
     elif mode == "same-weights":
         same_weights(sys.argv[2], sys.argv[3])
+    elif mode == "frozen":
+        frozen(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
     elif mode == "kill-at":
         assert sys.argv[4] == "--"
         kill_at(sys.argv[2], int(sys.argv[3]), sys.argv[5:])

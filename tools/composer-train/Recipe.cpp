@@ -20,6 +20,7 @@
 
 #include <torch/script.h>
 
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <unistd.h>
@@ -655,11 +656,11 @@ private:
 };
 } // namespace
 
-std::optional<TrainerConfig>
-loadRecipe(const std::string &recipePath,
-           const std::vector<std::string> &overrides, llvm::raw_ostream &errors,
-           std::string *resolvedYaml) {
-  llvm::SourceMgr sourceMgr;
+namespace {
+/// Parses the recipe and applies the overrides; false after a diagnostic.
+bool resolve(llvm::SourceMgr &sourceMgr, const std::string &recipePath,
+             const std::vector<std::string> &overrides,
+             llvm::raw_ostream &errors, Value &root) {
   sourceMgr.setDiagHandler(
       [](const llvm::SMDiagnostic &diagnostic, void *context) {
         diagnostic.print("composer-train",
@@ -667,35 +668,55 @@ loadRecipe(const std::string &recipePath,
                          /*ShowColors=*/false);
       },
       &errors);
-
-  Value root;
   root.kind = Value::Kind::Mapping;
   if (!recipePath.empty()) {
     auto buffer = llvm::MemoryBuffer::getFile(recipePath);
     if (!buffer) {
       errors << "composer-train: error: cannot read recipe '" << recipePath
              << "': " << buffer.getError().message() << "\n";
-      return std::nullopt;
+      return false;
     }
     unsigned id = sourceMgr.AddNewSourceBuffer(std::move(*buffer), SMLoc());
     Parser parser(sourceMgr);
     if (!parser.parse(id, root))
-      return std::nullopt;
+      return false;
     if (root.isNull())
       root.kind = Value::Kind::Mapping;
     if (root.kind != Value::Kind::Mapping) {
       sourceMgr.PrintMessage(root.loc, llvm::SourceMgr::DK_Error,
                              "a recipe must be a mapping of keys to values");
-      return std::nullopt;
+      return false;
     }
   }
   for (const std::string &text : overrides)
     if (!applyOverride(sourceMgr, root, text, errors))
-      return std::nullopt;
-  if (resolvedYaml) {
-    llvm::raw_string_ostream out(*resolvedYaml);
-    emit(root, out, -2);
-  }
+      return false;
+  return true;
+}
+} // namespace
+
+std::optional<std::string>
+resolveRecipe(const std::string &recipePath,
+              const std::vector<std::string> &overrides,
+              llvm::raw_ostream &errors) {
+  llvm::SourceMgr sourceMgr;
+  Value root;
+  if (!resolve(sourceMgr, recipePath, overrides, errors, root))
+    return std::nullopt;
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  emit(root, out, -2);
+  return text;
+}
+
+std::optional<TrainerConfig>
+loadRecipe(const std::string &recipePath,
+           const std::vector<std::string> &overrides,
+           llvm::raw_ostream &errors) {
+  llvm::SourceMgr sourceMgr;
+  Value root;
+  if (!resolve(sourceMgr, recipePath, overrides, errors, root))
+    return std::nullopt;
 
   Reader reader(sourceMgr);
   Builder builder(reader);
@@ -775,6 +796,11 @@ loadRecipe(const std::string &recipePath,
   if (reader.failed())
     return std::nullopt;
 
+  if (!std::filesystem::exists(model->scalar)) {
+    reader.error(model->loc, "cannot load TorchScript model '" +
+                                 model->scalar + "': no such file");
+    return std::nullopt;
+  }
   try {
     config.model = torch::jit::load(model->scalar);
   } catch (const c10::Error &e) {

@@ -25,8 +25,14 @@ namespace composer::train {
 /// Diagnostics go to `errors`; returns nullopt after any.
 std::optional<runtime::TrainerConfig>
 loadRecipe(const std::string &recipePath,
-           const std::vector<std::string> &overrides, llvm::raw_ostream &errors,
-           std::string *resolvedYaml = nullptr);
+           const std::vector<std::string> &overrides,
+           llvm::raw_ostream &errors);
+
+/// The recipe with the overrides applied, as YAML, without loading anything.
+std::optional<std::string>
+resolveRecipe(const std::string &recipePath,
+              const std::vector<std::string> &overrides,
+              llvm::raw_ostream &errors);
 
 } // namespace composer::train
 

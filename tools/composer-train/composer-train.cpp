@@ -56,15 +56,18 @@ int main(int argc, char **argv) {
   if (autoresume)
     overrides.push_back("autoresume=true");
 
-  std::string resolved;
-  auto config = composer::train::loadRecipe(recipe, overrides, errs(),
-                                            printRecipe ? &resolved : nullptr);
   if (printRecipe) {
-    outs() << resolved;
-    return config ? 0 : 1;
+    auto resolved = composer::train::resolveRecipe(recipe, overrides, errs());
+    if (!resolved)
+      return 1;
+    outs() << *resolved;
+    return 0;
   }
+  auto config = composer::train::loadRecipe(recipe, overrides, errs());
   if (!config)
     return 1;
+  // A training process reuses the same buffers every step.
+  composer::runtime::retainFreedHostMemory();
   try {
     composer::runtime::Trainer trainer(std::move(*config));
     if (evalOnly) {

@@ -447,6 +447,8 @@ TEST(ProgressBarTest, NonInteractivePrintsEveryTenthOfAnEpoch) {
   bar->runEvent(Event::EpochStart, state, logger);
   for (int i = 0; i < 20; ++i)
     runBatch(*bar, state, logger);
+  state.evalMetrics = {{"Accuracy", 0.91234}, {"CrossEntropy", 0.25}};
+  bar->runEvent(Event::EvalEnd, state, logger);
   bar->runEvent(Event::EpochStart, state, logger);
   for (int i = 0; i < 3; ++i)
     runBatch(*bar, state, logger);
@@ -457,14 +459,15 @@ TEST(ProgressBarTest, NonInteractivePrintsEveryTenthOfAnEpoch) {
   std::vector<std::string> got = lines(text);
   // Epoch 1: its first batch, then every 2 batches; epoch 2: batches 1 and 2
   // (10%); then the summary.
-  ASSERT_EQ(got.size(), 11u + 2u + 1u) << text;
+  ASSERT_EQ(got.size(), 11u + 1u + 2u + 1u) << text;
   EXPECT_EQ(got[0].rfind("[epoch 1][batch 1/20]   5% |", 0), 0u) << got[0];
   EXPECT_NE(got[0].find("loss 0.4321"), std::string::npos) << got[0];
   EXPECT_NE(got[0].find("sp/s"), std::string::npos) << got[0];
   EXPECT_NE(got[0].find("ETA "), std::string::npos) << got[0];
   EXPECT_EQ(got[10].rfind("[epoch 1][batch 20/20] 100% |", 0), 0u) << got[10];
-  EXPECT_EQ(got[12].rfind("[epoch 2][batch 2/20]  10% |", 0), 0u) << got[12];
-  EXPECT_EQ(got[13].rfind("trained 23 batches in ", 0), 0u) << got[13];
+  EXPECT_EQ(got[11], "[eval][batch 20] Accuracy 0.9123 CrossEntropy 0.2500");
+  EXPECT_EQ(got[13].rfind("[epoch 2][batch 2/20]  10% |", 0), 0u) << got[13];
+  EXPECT_EQ(got[14].rfind("trained 23 batches in ", 0), 0u) << got[14];
 }
 
 TEST(ProgressBarTest, InteractiveRedrawsOneLinePerEpoch) {

@@ -10,6 +10,7 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include <map>
 #include <string>
 
 namespace composer::runtime {
@@ -31,6 +32,10 @@ struct State {
   torch::Device device = torch::kCPU;
   Precision precision = Precision::FP32;
   uint64_t seed = 0;
+
+  /// The latest evaluation's metrics ("Accuracy", "CrossEntropy"), set
+  /// before EVAL_END.
+  std::map<std::string, double> evalMetrics;
 
   /// Set by an algorithm or callback to end the run after this batch.
   bool stopRequested = false;

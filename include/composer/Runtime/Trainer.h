@@ -115,6 +115,11 @@ private:
   EvalResult lastEval_;
 };
 
+/// Makes glibc keep freed host memory mapped (process-wide), so training
+/// steps stop paying page faults for buffers the previous step freed.
+/// Returns false where the allocator does not support it.
+bool retainFreedHostMemory();
+
 /// The model's output as one tensor: the first element of a tuple or list.
 torch::Tensor outputTensor(const c10::IValue &output);
 
