@@ -253,31 +253,15 @@ public:
   }
 
   std::vector<double> numbers(const Value &map, StringRef key) {
-    std::vector<double> result;
-    const Value *value = get(map, key);
-    if (!value)
-      return result;
-    if (value->kind != Value::Kind::Sequence) {
-      error(value->loc, "'" + key + "' must be a list of numbers");
-      return result;
-    }
-    for (const Value &item : value->items)
-      result.push_back(toNumber(item, key, 0));
-    return result;
+    return list(map, key, "numbers", [&](const Value &item) {
+      return toNumber(item, key, 0);
+    });
   }
 
   std::vector<Time> times(const Value &map, StringRef key) {
-    std::vector<Time> result;
-    const Value *value = get(map, key);
-    if (!value)
-      return result;
-    if (value->kind != Value::Kind::Sequence) {
-      error(value->loc, "'" + key + "' must be a list of times");
-      return result;
-    }
-    for (const Value &item : value->items)
-      result.push_back(toTime(item, key, Time()));
-    return result;
+    return list(map, key, "times", [&](const Value &item) {
+      return toTime(item, key, Time());
+    });
   }
 
   /// Reports every key nobody read, with the ones understood there.
@@ -306,6 +290,22 @@ public:
   }
 
 private:
+  template <typename Convert>
+  auto list(const Value &map, StringRef key, StringRef what, Convert convert)
+      -> std::vector<decltype(convert(map))> {
+    std::vector<decltype(convert(map))> result;
+    const Value *value = get(map, key);
+    if (!value)
+      return result;
+    if (value->kind != Value::Kind::Sequence) {
+      error(value->loc, "'" + key + "' must be a list of " + what);
+      return result;
+    }
+    for (const Value &item : value->items)
+      result.push_back(convert(item));
+    return result;
+  }
+
   double toNumber(const Value &value, StringRef key, double fallback) {
     double result;
     if (value.kind != Value::Kind::Scalar ||
