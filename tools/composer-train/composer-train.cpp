@@ -38,6 +38,11 @@ static cl::opt<bool>
 
 int main(int argc, char **argv) {
   InitLLVM initLLVM(argc, argv);
+  // Before any thread starts: a training process reuses the same buffers
+  // every step, and must not slow down on denormals.
+  composer::runtime::retainFreedHostMemory();
+  if (!getenv("COMPOSER_KEEP_DENORMALS"))
+    composer::runtime::flushDenormals();
   cl::ParseCommandLineOptions(
       argc, argv,
       "composer-train: trains a TorchScript model from a Composer-style "
@@ -66,8 +71,6 @@ int main(int argc, char **argv) {
   auto config = composer::train::loadRecipe(recipe, overrides, errs());
   if (!config)
     return 1;
-  // A training process reuses the same buffers every step.
-  composer::runtime::retainFreedHostMemory();
   try {
     composer::runtime::Trainer trainer(std::move(*config));
     if (evalOnly) {

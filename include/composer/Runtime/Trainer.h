@@ -120,6 +120,10 @@ private:
 /// Returns false where the allocator does not support it.
 bool retainFreedHostMemory();
 
+/// Flushes denormal floats to zero on this thread and the threads it starts
+/// from now on. Returns false where the CPU cannot.
+bool flushDenormals();
+
 /// The model's output as one tensor: the first element of a tuple or list.
 torch::Tensor outputTensor(const c10::IValue &output);
 
