@@ -2,6 +2,11 @@
 TorchScript for composer-train.
 
     /usr/bin/python3 examples/fashion_resnet.py out.pt [--width 16] [--trace]
+        [--norm batch|none]
+
+`--norm none` leaves BatchNorm out, so data-parallel training with a global
+batch B equals one process with batch B (BatchNorm sees only its rank's
+samples).
 """
 import argparse
 
@@ -9,18 +14,23 @@ import torch
 from torch import nn
 
 
+def norm_layer(kind, channels):
+    return nn.BatchNorm2d(channels) if kind == "batch" else nn.Identity()
+
+
 class BasicBlock(nn.Module):
-    def __init__(self, cin, cout, stride):
+    def __init__(self, cin, cout, stride, norm="batch"):
         super().__init__()
         self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(cout)
+        self.bn1 = norm_layer(norm, cout)
         self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(cout)
+        self.bn2 = norm_layer(norm, cout)
         self.relu = nn.ReLU(inplace=True)
         self.downsample = nn.Sequential()
         if stride != 1 or cin != cout:
             self.downsample = nn.Sequential(
-                nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+                nn.Conv2d(cin, cout, 1, stride, bias=False),
+                norm_layer(norm, cout))
 
     def forward(self, x):
         out = self.relu(self.bn1(self.conv1(x)))
@@ -29,13 +39,13 @@ class BasicBlock(nn.Module):
 
 
 class FashionResNet(nn.Module):
-    def __init__(self, width=16, num_classes=10):
+    def __init__(self, width=16, num_classes=10, norm="batch"):
         super().__init__()
         self.conv1 = nn.Conv2d(1, width, 3, 1, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(width)
+        self.bn1 = norm_layer(norm, width)
         self.relu = nn.ReLU(inplace=True)
-        self.layer1 = BasicBlock(width, 2 * width, 2)
-        self.layer2 = BasicBlock(2 * width, 4 * width, 2)
+        self.layer1 = BasicBlock(width, 2 * width, 2, norm)
+        self.layer2 = BasicBlock(2 * width, 4 * width, 2, norm)
         self.pool = nn.AdaptiveAvgPool2d(1)
         self.fc = nn.Linear(4 * width, num_classes)
 
@@ -45,9 +55,9 @@ class FashionResNet(nn.Module):
         return self.fc(torch.flatten(self.pool(x), 1))
 
 
-def export(path, width=16, trace=False, seed=0):
+def export(path, width=16, trace=False, seed=0, norm="batch"):
     torch.manual_seed(seed)
-    model = FashionResNet(width)
+    model = FashionResNet(width, norm=norm)
     if trace:
         scripted = torch.jit.trace(model, torch.randn(2, 1, 28, 28))
     else:
@@ -62,5 +72,6 @@ if __name__ == "__main__":
     parser.add_argument("--width", type=int, default=16)
     parser.add_argument("--trace", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--norm", choices=["batch", "none"], default="batch")
     args = parser.parse_args()
-    export(args.output, args.width, args.trace, args.seed)
+    export(args.output, args.width, args.trace, args.seed, args.norm)

@@ -267,9 +267,8 @@ CheckpointFolder::CheckpointFolder(std::string folder, int keep)
 
 std::string CheckpointFolder::save(const State &state,
                                    const CheckpointExtras &extras) {
-  std::string name = "ep" + std::to_string(state.timestamp.epoch) + "-ba" +
-                     std::to_string(state.timestamp.batch) + ".ckpt";
-  std::string path = (fs::path(folder_) / name).string();
+  std::string path = pathFor(state);
+  std::string name = fs::path(path).filename().string();
   saveCheckpoint(path, state, extras);
 
   // `latest` names the newest whole checkpoint; it too is renamed in place.
@@ -303,6 +302,13 @@ std::string CheckpointFolder::save(const State &state,
     }
   }
   return path;
+}
+
+std::string CheckpointFolder::pathFor(const State &state) const {
+  return (fs::path(folder_) / ("ep" + std::to_string(state.timestamp.epoch) +
+                               "-ba" + std::to_string(state.timestamp.batch) +
+                               ".ckpt"))
+      .string();
 }
 
 std::optional<std::string> CheckpointFolder::latest() const {

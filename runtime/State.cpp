@@ -20,6 +20,8 @@ static uint64_t mix(uint64_t x) {
 
 torch::Generator State::generatorFor(const std::string &purpose) const {
   uint64_t key = mix(seed) ^ mix(uint64_t(timestamp.batch) + 1);
+  if (rank != 0)
+    key = mix(key ^ (uint64_t(rank) << 32));
   for (char c : purpose)
     key = mix(key ^ uint64_t(uint8_t(c)));
   return at::make_generator<at::CPUGeneratorImpl>(key);

@@ -73,12 +73,26 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
   state_.device = config_.device;
   state_.precision = config_.precision;
   state_.seed = config_.seed;
+  Communicator *communicator = config_.communicator.get();
+  if (communicator) {
+    state_.rank = communicator->rank();
+    state_.worldSize = communicator->worldSize();
+    const DataLoaderOptions &options = config_.trainLoader->options();
+    if (options.rank != state_.rank || options.worldSize != state_.worldSize)
+      throw std::invalid_argument("the training data is sharded for rank " +
+                                  std::to_string(options.rank) + " of " +
+                                  std::to_string(options.worldSize) +
+                                  ", this process is rank " +
+                                  std::to_string(state_.rank) + " of " +
+                                  std::to_string(state_.worldSize));
+  }
 
   const DataLoader &loader = *config_.trainLoader;
   state_.time.batchesPerEpoch = loader.batchesPerEpoch();
-  state_.time.samplesPerEpoch = loader.samplesPerEpoch();
+  // Samples and tokens count the whole group's.
+  state_.time.samplesPerEpoch = loader.samplesPerEpoch() * state_.worldSize;
   state_.time.tokensPerEpoch =
-      loader.samplesPerEpoch() * loader.dataset().tokensPerSample;
+      state_.time.samplesPerEpoch * loader.dataset().tokensPerSample;
   state_.time.maxDuration = config_.maxDuration * config_.scaleScheduleRatio;
 
   std::vector<torch::Tensor> trainable;
@@ -87,6 +101,16 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
       trainable.push_back(parameter);
   if (trainable.empty())
     throw std::invalid_argument("the model has no trainable parameter");
+  if (communicator) {
+    // Every rank starts from rank 0's weights.
+    std::vector<torch::Tensor> tensors;
+    for (const auto &[name, tensor] : state_.parameters)
+      tensors.push_back(tensor);
+    for (const auto &[name, tensor] : namedBuffers(state_.model))
+      tensors.push_back(tensor);
+    communicator->broadcast(tensors);
+    communicator->averageGradients(trainable, config_.findUnusedParameters);
+  }
   optimizer_ = std::make_unique<Optimizer>(config_.optimizer, trainable);
   state_.optimizer = optimizer_.get();
   SchedulerSpec schedule = config_.scheduler;
@@ -163,7 +187,14 @@ void Trainer::trainBatch(Batch batch) {
     state_.loss = computeLoss(state_.outputs, state_.batch.target);
     fire(Event::AfterLoss);
   }
-  double loss = state_.loss.item<double>();
+  // The group's mean loss: what is logged, and what decides a NaN stop on
+  // every rank alike.
+  torch::Tensor groupLoss = state_.loss.detach().to(torch::kDouble);
+  if (Communicator *communicator = config_.communicator.get()) {
+    communicator->allReduceSum(groupLoss);
+    groupLoss /= state_.worldSize;
+  }
+  double loss = groupLoss.item<double>();
   if (!std::isfinite(loss)) {
     std::ostringstream message;
     message << "the training loss is " << loss << " at epoch " << now.epoch
@@ -177,7 +208,19 @@ void Trainer::trainBatch(Batch batch) {
     throw TrainingError(message.str());
   }
   fire(Event::BeforeBackward);
-  gradScaler_->scale(state_.loss).backward();
+  if (Communicator *communicator = config_.communicator.get()) {
+    communicator->prepareForBackward(state_.loss);
+    try {
+      gradScaler_->scale(state_.loss).backward();
+      communicator->finishBackward();
+    } catch (const DistributedError &) {
+      throw;
+    } catch (const std::exception &e) {
+      communicator->fail(e.what());
+    }
+  } else {
+    gradScaler_->scale(state_.loss).backward();
+  }
   std::vector<torch::Tensor> parameters;
   for (const auto &[name, parameter] : state_.parameters)
     parameters.push_back(parameter);
@@ -188,7 +231,7 @@ void Trainer::trainBatch(Batch batch) {
   gradScaler_->update(finite);
   fire(Event::AfterTrainBatch);
 
-  int64_t samples = state_.batch.size();
+  int64_t samples = state_.batch.size() * state_.worldSize;
   int64_t tokens =
       samples * config_.trainLoader->dataset().tokensPerSample;
   ++now.batch;
@@ -204,13 +247,21 @@ void Trainer::trainBatch(Batch batch) {
   fire(Event::BatchEnd);
 }
 
+void Trainer::saveCheckpoint() {
+  // Ranks hold the same weights; one writes, all know the path.
+  if (state_.rank == 0)
+    lastCheckpoint_ = checkpoints_->save(state_, extras_);
+  else
+    lastCheckpoint_ = checkpoints_->pathFor(state_);
+  lastCheckpointBatch_ = state_.timestamp.batch;
+}
+
 void Trainer::maybeCheckpoint(Event event, const Time &interval) {
   if (!checkpoints_ ||
       !crossedInterval(state_.time, state_.timestamp, interval,
                        event == Event::EpochCheckpoint))
     return;
-  lastCheckpoint_ = checkpoints_->save(state_, extras_);
-  lastCheckpointBatch_ = state_.timestamp.batch;
+  saveCheckpoint();
   fire(event);
 }
 
@@ -272,10 +323,8 @@ void Trainer::fit() {
   // The end of a run is always evaluated and saved.
   if (config_.evalLoader && lastEvalBatch != now.batch)
     evaluate();
-  if (checkpoints_ && lastCheckpointBatch_ != now.batch) {
-    lastCheckpoint_ = checkpoints_->save(state_, extras_);
-    lastCheckpointBatch_ = now.batch;
-  }
+  if (checkpoints_ && lastCheckpointBatch_ != now.batch)
+    saveCheckpoint();
   fire(Event::FitEnd);
   config_.logger.flush();
 }
@@ -312,6 +361,16 @@ EvalResult Trainer::evaluate() {
       }
       fire(Event::EvalBatchEnd);
     }
+  }
+  if (Communicator *communicator = config_.communicator.get()) {
+    torch::Tensor sums = torch::tensor(
+        {lossSum, double(correct), double(counted), double(samples)},
+        torch::kDouble);
+    communicator->allReduceSum(sums);
+    lossSum = sums[0].item<double>();
+    correct = sums[1].item<int64_t>();
+    counted = sums[2].item<int64_t>();
+    samples = sums[3].item<int64_t>();
   }
   EvalResult result;
   result.samples = samples;

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(
   cmake ninja-build g++ git
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
-  libtorch-dev libgtest-dev zlib1g-dev
+  libtorch-dev libgtest-dev zlib1g-dev libgloo-dev
   libopenblas0-openmp
   python3-torch python3-torchvision
   dataset-fashion-mnist

@@ -5,6 +5,8 @@ checkpoints (plain pickled dicts that torch.load reads).
   train_check.py same-weights A.ckpt B.ckpt
   train_check.py kill-at METRICS.jsonl STEP -- COMMAND...
   train_check.py frozen CKPT ORIGINAL.pt MIN_FROZEN [STATIC_PREFIX...]
+  train_check.py close-weights A.ckpt B.ckpt TOLERANCE
+  train_check.py kill-rank METRICS.jsonl STEP RANK LIMIT_S -- COMMAND...
 """
 import json
 import os
@@ -72,6 +74,66 @@ def frozen(checkpoint, original, min_frozen, static_prefixes):
                if t.is_floating_point())
 
 
+def close_weights(a, b, tolerance):
+    ca, cb = torch.load(a), torch.load(b)
+    assert ca["timestamp"] == cb["timestamp"], (ca["timestamp"], cb["timestamp"])
+    worst = 0.0
+    for name, tensor in ca["model"].items():
+        if tensor.is_floating_point():
+            worst = max(worst, (tensor.double() - cb["model"][name].double())
+                        .abs().max().item())
+        else:
+            assert torch.equal(tensor, cb["model"][name]), name
+    print(f"max |difference| {worst:.3g} at batch {ca['timestamp']['batch']}")
+    assert worst <= float(tolerance), f"{worst} > {tolerance}"
+
+
+def wait_for_step(path, step, process, deadline):
+    while time.time() < deadline:
+        if process.poll() is not None:
+            sys.exit(f"the run ended (status {process.returncode}) "
+                     f"before step {step}")
+        if os.path.exists(path):
+            with open(path) as f:
+                steps = [json.loads(l).get("step", 0) for l in f if l.strip()]
+            if steps and max(steps) >= step:
+                return max(steps)
+        time.sleep(0.002)
+    process.kill()
+    sys.exit("timed out")
+
+
+def kill_rank(path, step, rank, limit, command):
+    """Runs a launcher, SIGKILLs its child of RANK once METRICS.jsonl logs
+    STEP, and checks that the run stops, failing, within LIMIT seconds and
+    says which rank was lost."""
+    if os.path.exists(path):
+        os.remove(path)
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    wait_for_step(path, step, process, time.time() + 300)
+    children = subprocess.run(["pgrep", "-P", str(process.pid)],
+                              capture_output=True, text=True).stdout.split()
+    victim = None
+    for child in children:
+        with open(f"/proc/{child}/environ", "rb") as f:
+            env = dict(v.split(b"=", 1) for v in f.read().split(b"\0") if b"=" in v)
+        if env.get(b"RANK") == str(rank).encode():
+            victim = int(child)
+    assert victim, f"no child with RANK={rank} among {children}"
+    os.kill(victim, signal.SIGKILL)
+    killed = time.time()
+    try:
+        _, stderr = process.communicate(timeout=float(limit))
+    except subprocess.TimeoutExpired:
+        process.kill()
+        sys.exit(f"still running {limit} s after rank {rank} was killed")
+    elapsed = time.time() - killed
+    sys.stderr.write(stderr)
+    assert process.returncode != 0, "the run succeeded"
+    assert f"lost rank {rank}" in stderr, "the lost rank is not named"
+    print(f"stopped {elapsed:.1f} s after rank {rank} was killed")
+
+
 def kill_at(path, step, command):
     """Runs `command`, SIGKILLs it once METRICS.jsonl logs `step`."""
     if os.path.exists(path):
@@ -103,6 +165,12 @@ if __name__ == "__main__":
         same_weights(sys.argv[2], sys.argv[3])
     elif mode == "frozen":
         frozen(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
+    elif mode == "close-weights":
+        close_weights(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif mode == "kill-rank":
+        assert sys.argv[6] == "--"
+        kill_rank(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]),
+                  sys.argv[5], sys.argv[7:])
     elif mode == "kill-at":
         assert sys.argv[4] == "--"
         kill_at(sys.argv[2], int(sys.argv[3]), sys.argv[5:])

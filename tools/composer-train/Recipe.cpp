@@ -711,8 +711,8 @@ resolveRecipe(const std::string &recipePath,
 
 std::optional<TrainerConfig>
 loadRecipe(const std::string &recipePath,
-           const std::vector<std::string> &overrides,
-           llvm::raw_ostream &errors) {
+           const std::vector<std::string> &overrides, llvm::raw_ostream &errors,
+           const DistributedEnv &env) {
   llvm::SourceMgr sourceMgr;
   Value root;
   if (!resolve(sourceMgr, recipePath, overrides, errors, root))
@@ -766,6 +766,12 @@ loadRecipe(const std::string &recipePath,
   if (config.autoresume && config.saveFolder.empty())
     reader.error(root.loc, "'autoresume' needs a 'save_folder'");
   config.loadPath = reader.string(root, "load_path", "");
+  config.findUnusedParameters =
+      reader.boolean(root, "find_unused_parameters", false);
+  double timeout = reader.number(root, "dist_timeout", 60);
+  if (timeout <= 0)
+    reader.error(root.loc, "'dist_timeout' must be positive (seconds)");
+  config.distributedTimeout = std::chrono::milliseconds(int64_t(timeout * 1000));
 
   builder.optimizer(root, config.optimizer);
   builder.scheduler(root, config.scheduler);
@@ -784,6 +790,11 @@ loadRecipe(const std::string &recipePath,
 
   auto trainPlan = builder.planData(root, "train_data", /*training=*/true);
   auto evalPlan = builder.planData(root, "eval_data", /*training=*/false);
+  for (auto *plan : {&trainPlan, &evalPlan})
+    if (*plan) {
+      (*plan)->options.rank = env.rank;
+      (*plan)->options.worldSize = env.worldSize;
+    }
   if (!trainPlan && !reader.failed())
     reader.error(root.loc, "missing required key 'train_data'");
   // Unknown keys are reported before anything slow is loaded.
@@ -811,6 +822,9 @@ loadRecipe(const std::string &recipePath,
     return std::nullopt;
   }
 
+  // One process speaks for the group.
+  if (env.rank != 0)
+    return config;
   try {
     if (progress)
       config.callbacks.push_back(

@@ -23,10 +23,12 @@ namespace composer::train {
 /// Reads `recipePath` (may be empty: overrides only), applies `overrides`,
 /// loads the model and the data, and builds a trainer configuration.
 /// Diagnostics go to `errors`; returns nullopt after any.
+/// With `env` distributed, the data is sharded for its rank and only rank 0
+/// gets loggers and the progress bar.
 std::optional<runtime::TrainerConfig>
 loadRecipe(const std::string &recipePath,
-           const std::vector<std::string> &overrides,
-           llvm::raw_ostream &errors);
+           const std::vector<std::string> &overrides, llvm::raw_ostream &errors,
+           const runtime::DistributedEnv &env = {});
 
 /// The recipe with the overrides applied, as YAML, without loading anything.
 std::optional<std::string>

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Launcher.h"
 #include "Recipe.h"
 
 #include "composer/Runtime/Trainer.h"
@@ -36,6 +37,25 @@ static cl::opt<bool>
              cl::desc("Evaluate the model (after loading load_path or the "
                       "newest checkpoint) and exit"));
 
+static cl::OptionCategory launchCategory(
+    "Launching several processes (torchrun's contract)");
+static cl::opt<int> nprocPerNode(
+    "nproc-per-node",
+    cl::desc("Start this many training processes on this node"),
+    cl::init(0), cl::cat(launchCategory));
+static cl::opt<int> nnodes("nnodes", cl::desc("Number of nodes"),
+                           cl::init(1), cl::cat(launchCategory));
+static cl::opt<int> nodeRank("node-rank", cl::desc("This node's index"),
+                             cl::init(0), cl::cat(launchCategory));
+static cl::opt<std::string>
+    masterAddr("master-addr", cl::desc("Address of rank 0's node"),
+               cl::init("127.0.0.1"), cl::cat(launchCategory));
+static cl::opt<int>
+    masterPort("master-port",
+               cl::desc("Port of the rendezvous store (default: a free one, "
+                        "one node only)"),
+               cl::init(0), cl::cat(launchCategory));
+
 int main(int argc, char **argv) {
   InitLLVM initLLVM(argc, argv);
   // Before any thread starts: a training process reuses the same buffers
@@ -48,6 +68,17 @@ int main(int argc, char **argv) {
       "composer-train: trains a TorchScript model from a Composer-style "
       "recipe\n\n  composer-train recipe.yaml optimizer.lr=0.05 "
       "max_duration=2ep\n");
+
+  // The launcher starts copies of this command line; they find RANK set.
+  if ((nprocPerNode > 0 || nnodes > 1) && !getenv("RANK")) {
+    composer::train::LaunchOptions launch;
+    launch.nprocPerNode = std::max(1, int(nprocPerNode));
+    launch.nnodes = nnodes;
+    launch.nodeRank = nodeRank;
+    launch.masterAddr = masterAddr;
+    launch.masterPort = masterPort;
+    return composer::train::launch(launch, argv);
+  }
 
   std::string recipe;
   std::vector<std::string> overrides;
@@ -68,19 +99,30 @@ int main(int argc, char **argv) {
     outs() << *resolved;
     return 0;
   }
-  auto config = composer::train::loadRecipe(recipe, overrides, errs());
+  composer::runtime::DistributedEnv env;
+  try {
+    env = composer::runtime::DistributedEnv::fromEnvironment();
+  } catch (const std::invalid_argument &e) {
+    errs() << "composer-train: error: " << e.what() << "\n";
+    return 1;
+  }
+  auto config = composer::train::loadRecipe(recipe, overrides, errs(), env);
   if (!config)
     return 1;
   try {
+    if (env.distributed())
+      config->communicator = composer::runtime::createCommunicator(
+          env, config->device, config->distributedTimeout);
     composer::runtime::Trainer trainer(std::move(*config));
     if (evalOnly) {
       composer::runtime::EvalResult result = trainer.evaluate();
-      outs() << formatv("eval accuracy {0:F4} loss {1:F4} on {2} samples\n",
+      if (env.rank == 0)
+        outs() << formatv("eval accuracy {0:F4} loss {1:F4} on {2} samples\n",
                         result.accuracy, result.loss, result.samples);
       return 0;
     }
     trainer.fit();
-    if (trainer.resumedFrom())
+    if (trainer.resumedFrom() && env.rank == 0)
       errs() << "composer-train: resumed from " << *trainer.resumedFrom()
              << "\n";
   } catch (const std::exception &e) {

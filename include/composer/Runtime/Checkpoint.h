@@ -54,6 +54,8 @@ public:
   /// Saves at the current timestamp, updates `latest`, prunes old ones.
   /// Returns the path written.
   std::string save(const State &state, const CheckpointExtras &extras);
+  /// Where `save` writes the checkpoint of `state`'s timestamp.
+  std::string pathFor(const State &state) const;
   /// The newest complete checkpoint, if any (for --autoresume).
   std::optional<std::string> latest() const;
   const std::string &folder() const { return folder_; }

@@ -32,6 +32,9 @@ struct State {
   torch::Device device = torch::kCPU;
   Precision precision = Precision::FP32;
   uint64_t seed = 0;
+  /// Data-parallel place of this process (0 of 1 alone).
+  int rank = 0;
+  int worldSize = 1;
 
   /// The latest evaluation's metrics ("Accuracy", "CrossEntropy"), set
   /// before EVAL_END.
@@ -42,8 +45,9 @@ struct State {
   std::string stopReason;
 
   /// A generator for `purpose` at the current batch, seeded from the run's
-  /// seed, the batch count and `purpose` only: a resumed run draws the same
-  /// numbers an uninterrupted one does, without saving generator state.
+  /// seed, the batch count, the rank and `purpose` only: a resumed run draws
+  /// the same numbers an uninterrupted one does, without saving generator
+  /// state, and each rank draws its own.
   torch::Generator generatorFor(const std::string &purpose) const;
 
   /// The fraction of the run done.

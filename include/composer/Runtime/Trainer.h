@@ -5,6 +5,7 @@
 #include "composer/Runtime/Algorithm.h"
 #include "composer/Runtime/Checkpoint.h"
 #include "composer/Runtime/Data.h"
+#include "composer/Runtime/Distributed.h"
 #include "composer/Runtime/Logger.h"
 #include "composer/Runtime/Optim.h"
 #include "composer/Runtime/Precision.h"
@@ -54,7 +55,16 @@ struct TrainerConfig {
   /// the plain interpreter runs eager autograd, exactly as PyTorch does.
   bool jitOptimize = false;
 
-  /// Checkpointing: empty folder saves nothing.
+  /// Data-parallel training: this process's place in the group. The loaders
+  /// must shard by the same rank and world size. Null: one process.
+  std::shared_ptr<Communicator> communicator;
+  /// Let a step leave some trainable parameters without a gradient (needed
+  /// with layer freezing when data-parallel).
+  bool findUnusedParameters = false;
+  /// How long a collective may wait for a peer (for createCommunicator).
+  std::chrono::milliseconds distributedTimeout{60000};
+
+  /// Checkpointing: empty folder saves nothing. Only rank 0 writes.
   std::string saveFolder;
   Time saveInterval{1, TimeUnit::Epoch};
   int saveNumCheckpointsToKeep = -1;
@@ -99,6 +109,7 @@ private:
   void trainBatch(Batch batch);
   torch::Tensor computeLoss(const torch::Tensor &outputs,
                             const torch::Tensor &target) const;
+  void saveCheckpoint();
   void maybeCheckpoint(Event event, const Time &interval);
   void maybeEvaluate(const Time &interval, bool epochBoundary);
   void restore();

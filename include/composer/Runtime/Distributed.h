@@ -1,0 +1,77 @@
+//===- Distributed.h - Data-parallel training on c10d -----------*- C++ -*-===//
+//
+// Processes find each other through the torchrun environment contract (RANK,
+// WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT) and a c10d TCPStore, and
+// talk through a c10d process group: Gloo on CPU, NCCL on CUDA. Gradients
+// are averaged as PyTorch's DDP does: in buckets all-reduced from autograd
+// hooks while backward is still running.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COMPOSER_RUNTIME_DISTRIBUTED_H
+#define COMPOSER_RUNTIME_DISTRIBUTED_H
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace composer::runtime {
+
+/// The torchrun environment contract.
+struct DistributedEnv {
+  int rank = 0;
+  int worldSize = 1;
+  int localRank = 0;
+  std::string masterAddr = "127.0.0.1";
+  int masterPort = 29500;
+
+  /// Reads the variables; all absent means one process. Throws
+  /// std::invalid_argument naming a variable that is missing or malformed.
+  static DistributedEnv fromEnvironment();
+  bool distributed() const { return worldSize > 1; }
+};
+
+/// A peer was lost or a collective failed; the message names the rank when
+/// it can be told.
+class DistributedError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// What the trainer needs from the process group.
+class Communicator {
+public:
+  virtual ~Communicator();
+  virtual int rank() const = 0;
+  virtual int worldSize() const = 0;
+  /// Overwrites `tensors` with rank 0's.
+  virtual void broadcast(const std::vector<torch::Tensor> &tensors) = 0;
+  /// Sums `tensor` across ranks, in place.
+  virtual void allReduceSum(torch::Tensor &tensor) = 0;
+  /// From now on, gradients of `parameters` are averaged across ranks during
+  /// backward. `findUnused`: parameters a step does not use are allowed.
+  virtual void averageGradients(const std::vector<torch::Tensor> &parameters,
+                                bool findUnused) = 0;
+  /// Before each training step's backward, with the step's loss.
+  virtual void prepareForBackward(const torch::Tensor &loss) = 0;
+  /// After backward: waits for the all-reduces and leaves the averaged
+  /// gradients in the parameters.
+  virtual void finishBackward() = 0;
+  virtual void barrier() = 0;
+  /// Turns any failure of a collective into a DistributedError that names
+  /// the lost rank, found from the peers' heartbeats.
+  [[noreturn]] virtual void fail(const std::string &what) = 0;
+};
+
+/// Joins the process group of `env` (Gloo for CPU, NCCL for CUDA devices).
+/// Collectives fail after `timeout` instead of hanging.
+std::unique_ptr<Communicator>
+createCommunicator(const DistributedEnv &env, const torch::Device &device,
+                   std::chrono::milliseconds timeout);
+
+} // namespace composer::runtime
+
+#endif // COMPOSER_RUNTIME_DISTRIBUTED_H

@@ -1,0 +1,109 @@
+//===- DistributedTest.cpp - The torchrun environment and c10d ------------===//
+
+#include "composer/Runtime/Distributed.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <future>
+
+using namespace composer::runtime;
+
+namespace {
+
+/// Sets the torchrun variables for one test and clears them after.
+class EnvTest : public testing::Test {
+protected:
+  void TearDown() override {
+    for (const char *name :
+         {"RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"})
+      unsetenv(name);
+  }
+  void set(const char *rank, const char *world, const char *address,
+           const char *port) {
+    for (auto [name, value] : {std::pair{"RANK", rank},
+                               {"WORLD_SIZE", world},
+                               {"MASTER_ADDR", address},
+                               {"MASTER_PORT", port}})
+      value ? setenv(name, value, 1) : unsetenv(name);
+  }
+  std::string error() {
+    try {
+      DistributedEnv::fromEnvironment();
+    } catch (const std::invalid_argument &e) {
+      return e.what();
+    }
+    return "";
+  }
+};
+
+TEST_F(EnvTest, AbsentMeansOneProcess) {
+  DistributedEnv env = DistributedEnv::fromEnvironment();
+  EXPECT_FALSE(env.distributed());
+  EXPECT_EQ(env.rank, 0);
+  EXPECT_EQ(env.worldSize, 1);
+}
+
+TEST_F(EnvTest, ReadsTheTorchrunContract) {
+  set("2", "4", "10.0.0.7", "29555");
+  setenv("LOCAL_RANK", "0", 1);
+  DistributedEnv env = DistributedEnv::fromEnvironment();
+  EXPECT_TRUE(env.distributed());
+  EXPECT_EQ(env.rank, 2);
+  EXPECT_EQ(env.worldSize, 4);
+  EXPECT_EQ(env.localRank, 0);
+  EXPECT_EQ(env.masterAddr, "10.0.0.7");
+  EXPECT_EQ(env.masterPort, 29555);
+}
+
+TEST_F(EnvTest, NamesWhatIsWrong) {
+  set("1", nullptr, nullptr, nullptr);
+  EXPECT_NE(error().find("WORLD_SIZE is not set"), std::string::npos);
+  set("4", "4", "127.0.0.1", "29500");
+  EXPECT_NE(error().find("RANK='4': expected an integer in [0, 3]"),
+            std::string::npos)
+      << error();
+  set("0", "2", nullptr, "29500");
+  EXPECT_NE(error().find("MASTER_ADDR is not set"), std::string::npos);
+  set("0", "2", "127.0.0.1", "http");
+  EXPECT_NE(error().find("MASTER_PORT='http'"), std::string::npos);
+}
+
+/// Two ranks as two threads of this process, over loopback Gloo.
+TEST(CommunicatorTest, TwoRanksBroadcastReduceAndAverageGradients) {
+  int port = 29000 + int(::getpid() % 1000);
+  auto rankMain = [port](int rank) {
+    DistributedEnv env;
+    env.rank = rank;
+    env.worldSize = 2;
+    env.masterPort = port;
+    auto communicator =
+        createCommunicator(env, torch::kCPU, std::chrono::seconds(30));
+    torch::Tensor weight =
+        torch::full({3}, double(rank + 1)).requires_grad_();
+    torch::Tensor counter = torch::full({1}, rank * 10, torch::kLong);
+    communicator->broadcast({weight, counter});
+    torch::Tensor sum = torch::tensor({double(rank + 1)});
+    communicator->allReduceSum(sum);
+    communicator->averageGradients({weight}, /*findUnused=*/false);
+    // Rank r's loss gives gradient (r + 1) * 2 per element.
+    torch::Tensor loss = (weight * double(rank + 1) * 2).sum();
+    communicator->prepareForBackward(loss);
+    loss.backward();
+    communicator->finishBackward();
+    communicator->barrier();
+    return std::make_tuple(weight.detach().clone(), counter.clone(),
+                           sum.item<double>(), weight.grad().clone());
+  };
+  auto first = std::async(std::launch::async, rankMain, 0);
+  auto second = std::async(std::launch::async, rankMain, 1);
+  for (auto *future : {&first, &second}) {
+    auto [weight, counter, sum, grad] = future->get();
+    EXPECT_TRUE(torch::equal(weight, torch::full({3}, 1.0))); // rank 0's
+    EXPECT_EQ(counter.item<int64_t>(), 0);
+    EXPECT_EQ(sum, 3.0);
+    EXPECT_TRUE(torch::allclose(grad, torch::full({3}, 3.0))); // (2 + 4) / 2
+  }
+}
+
+} // namespace
