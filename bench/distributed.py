@@ -13,11 +13,12 @@ batch B/2) / t(2 processes, 1 thread each, batch B/2 each): what a rank
 spends beyond its own compute.
 """
 import argparse
-import json
 import os
 import statistics
 import subprocess
 import tempfile
+
+from train_metrics import seconds_per_step
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRAIN = os.path.join(ROOT, "build", "bin", "composer-train")
@@ -49,13 +50,7 @@ def step_time(tmp, model, batch, steps, warmup, threads, procs):
         command += ["--nproc-per-node", str(procs)]
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     subprocess.run(command, check=True, env=env)
-    clock = {}
-    with open(jsonl) as f:
-        for line in f:
-            row = json.loads(line)
-            if "wall_clock/train" in row:
-                clock[row["step"]] = row["wall_clock/train"]
-    return (clock[steps] - clock[warmup]) / (steps - warmup)
+    return seconds_per_step(jsonl, steps, warmup)
 
 
 def main():

@@ -17,7 +17,6 @@ median of --repeat runs and the ratios composer-train / eager (below 1 means
 composer-train is faster).
 """
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -32,6 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRAIN = os.path.join(ROOT, "build", "bin", "composer-train")
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 from fashion_resnet import FashionResNet  # noqa: E402
+from train_metrics import seconds_per_step  # noqa: E402
 
 
 class MLP(nn.Module):
@@ -80,17 +80,11 @@ def composer_step(model_path, batch, steps, warmup, threads, tmp):
                               batch=batch, steps=steps, threads=threads,
                               jsonl=jsonl))
     subprocess.run([TRAIN, recipe], check=True)
-    clock = {}
-    with open(jsonl) as f:
-        for line in f:
-            row = json.loads(line)
-            if "wall_clock/train" in row:
-                clock[row["step"]] = row["wall_clock/train"]
-    return (clock[steps] - clock[warmup]) / (steps - warmup)
+    return seconds_per_step(jsonl, steps, warmup)
 
 
 def retain_freed_host_memory():
-    """What composer-train does at start (runtime/HostMemory.cpp)."""
+    """What composer-train does at start (runtime/ProcessSettings.cpp)."""
     import ctypes
     libc = ctypes.CDLL("libc.so.6")
     M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3

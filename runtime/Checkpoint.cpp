@@ -49,10 +49,9 @@ std::vector<std::pair<std::string, at::Generator>> defaultGenerators() {
       {"cpu", at::detail::getDefaultCPUGenerator()}};
   if (torch::cuda::is_available())
     for (int64_t i = 0, e = int64_t(torch::cuda::device_count()); i < e; ++i)
-      generators.emplace_back(
-          "cuda:" + std::to_string(i),
-          at::globalContext().defaultGenerator(
-              at::Device(at::kCUDA, at::DeviceIndex(i))));
+      generators.emplace_back("cuda:" + std::to_string(i),
+                              at::globalContext().defaultGenerator(
+                                  at::Device(at::kCUDA, at::DeviceIndex(i))));
   return generators;
 }
 
@@ -112,8 +111,7 @@ void saveCheckpoint(const std::string &path, const State &state,
   if (extras.gradScaler) {
     c10::Dict<std::string, double> scaler;
     scaler.insert("scale", extras.gradScaler->currentScale());
-    scaler.insert("growth_tracker",
-                  double(extras.gradScaler->growthTracker()));
+    scaler.insert("growth_tracker", double(extras.gradScaler->growthTracker()));
     checkpoint.insert("grad_scaler", scaler);
   }
 
@@ -305,9 +303,9 @@ std::string CheckpointFolder::save(const State &state,
 }
 
 std::string CheckpointFolder::pathFor(const State &state) const {
-  return (fs::path(folder_) / ("ep" + std::to_string(state.timestamp.epoch) +
-                               "-ba" + std::to_string(state.timestamp.batch) +
-                               ".ckpt"))
+  return (fs::path(folder_) /
+          ("ep" + std::to_string(state.timestamp.epoch) + "-ba" +
+           std::to_string(state.timestamp.batch) + ".ckpt"))
       .string();
 }
 

@@ -13,8 +13,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#define COMPOSER_TORCH_AT_LEAST(MAJOR, MINOR)                                 \
-  (TORCH_VERSION_MAJOR > MAJOR ||                                             \
+#define COMPOSER_TORCH_AT_LEAST(MAJOR, MINOR)                                  \
+  (TORCH_VERSION_MAJOR > MAJOR ||                                              \
    (TORCH_VERSION_MAJOR == MAJOR && TORCH_VERSION_MINOR >= MINOR))
 
 namespace composer::runtime {

@@ -1,10 +1,10 @@
 //===- ProcessSettings.cpp - CPU settings a training process wants --------===//
 //
-// Host memory: every training step frees and reallocates the same activation buffers.
-// glibc returns large blocks to the kernel (mmap/munmap, heap trimming), so
-// each step pays page faults for all of them again: 2-3x the step time of a
-// small CNN on this machine. Keeping freed memory mapped is what PyTorch's
-// CUDA caching allocator does for device memory.
+// Host memory: every training step frees and reallocates the same activation
+// buffers. glibc returns large blocks to the kernel (mmap/munmap, heap
+// trimming), so each step pays page faults for all of them again: 2-3x the step
+// time of a small CNN on this machine. Keeping freed memory mapped is what
+// PyTorch's CUDA caching allocator does for device memory.
 //
 // Denormals: late in training, small gradients and activations underflow
 // into denormal floats, which x86 handles in microcode, many times slower.

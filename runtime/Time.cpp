@@ -58,8 +58,10 @@ bool Time::operator==(const Time &other) const {
 
 Time parseTime(const std::string &text) {
   static const std::pair<const char *, TimeUnit> units[] = {
-      {"ep", TimeUnit::Epoch},  {"ba", TimeUnit::Batch},
-      {"sp", TimeUnit::Sample}, {"tok", TimeUnit::Token},
+      {"ep", TimeUnit::Epoch},
+      {"ba", TimeUnit::Batch},
+      {"sp", TimeUnit::Sample},
+      {"tok", TimeUnit::Token},
       {"dur", TimeUnit::Duration}};
   auto fail = [&]() -> Time {
     throw std::invalid_argument(
@@ -80,8 +82,8 @@ Time parseTime(const std::string &text) {
       return fail();
     bool integral = unit != TimeUnit::Duration && unit != TimeUnit::Epoch;
     if (integral && value != std::floor(value))
-      throw std::invalid_argument("invalid time '" + text + "': " +
-                                  unitSuffix(unit) +
+      throw std::invalid_argument("invalid time '" + text +
+                                  "': " + unitSuffix(unit) +
                                   " counts must be whole numbers");
     return {value, unit};
   }

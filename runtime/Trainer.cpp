@@ -23,8 +23,7 @@ torch::Tensor outputTensor(const c10::IValue &output) {
     return outputTensor(output.toTupleRef().elements()[0]);
   if (output.isList() && !output.toListRef().empty())
     return outputTensor(output.toListRef()[0]);
-  throw TrainingError("the model's forward returned " +
-                      output.tagKind() +
+  throw TrainingError("the model's forward returned " + output.tagKind() +
                       ", expected a tensor (or a tuple or list starting "
                       "with one)");
 }
@@ -53,10 +52,9 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
   if (!config_.trainLoader)
     throw std::invalid_argument("no training data");
   if (config_.trainLoader->batchesPerEpoch() <= 0)
-    throw std::invalid_argument("the training data gives no batch (" +
-                                std::to_string(config_.trainLoader->dataset()
-                                                   .size()) +
-                                " samples)");
+    throw std::invalid_argument(
+        "the training data gives no batch (" +
+        std::to_string(config_.trainLoader->dataset().size()) + " samples)");
   if (config_.maxDuration.unit == TimeUnit::Duration)
     throw std::invalid_argument("max_duration cannot be in 'dur'");
   if (config_.scaleScheduleRatio <= 0)
@@ -163,9 +161,9 @@ torch::Tensor Trainer::computeLoss(const torch::Tensor &outputs,
   bool soft = torch::isFloatingType(target.scalar_type());
   if (outputs.dim() == 3) {
     int64_t classes = outputs.size(-1);
-    return torch::cross_entropy_loss(
-        outputs.reshape({-1, classes}),
-        soft ? target.reshape({-1, classes}) : target.reshape({-1}));
+    return torch::cross_entropy_loss(outputs.reshape({-1, classes}),
+                                     soft ? target.reshape({-1, classes})
+                                          : target.reshape({-1}));
   }
   return torch::cross_entropy_loss(outputs, target);
 }
@@ -180,8 +178,7 @@ void Trainer::trainBatch(Batch batch) {
   {
     AutocastGuard autocast(config_.precision, config_.device);
     fire(Event::BeforeForward);
-    state_.outputs =
-        outputTensor(state_.model.forward({state_.batch.input}));
+    state_.outputs = outputTensor(state_.model.forward({state_.batch.input}));
     fire(Event::AfterForward);
     fire(Event::BeforeLoss);
     state_.loss = computeLoss(state_.outputs, state_.batch.target);
@@ -232,18 +229,17 @@ void Trainer::trainBatch(Batch batch) {
   fire(Event::AfterTrainBatch);
 
   int64_t samples = state_.batch.size() * state_.worldSize;
-  int64_t tokens =
-      samples * config_.trainLoader->dataset().tokensPerSample;
+  int64_t tokens = samples * config_.trainLoader->dataset().tokensPerSample;
   ++now.batch;
   ++now.batchInEpoch;
   now.sample += samples;
   now.sampleInEpoch += samples;
   now.token += tokens;
   now.tokenInEpoch += tokens;
-  config_.logger.logMetrics({{"loss/train/total", loss},
-                             {"lr-" + config_.optimizer.name + "/group0",
-                              optimizer_->lr()}},
-                            now.batch);
+  config_.logger.logMetrics(
+      {{"loss/train/total", loss},
+       {"lr-" + config_.optimizer.name + "/group0", optimizer_->lr()}},
+      now.batch);
   fire(Event::BatchEnd);
 }
 
@@ -257,9 +253,8 @@ void Trainer::saveCheckpoint() {
 }
 
 void Trainer::maybeCheckpoint(Event event, const Time &interval) {
-  if (!checkpoints_ ||
-      !crossedInterval(state_.time, state_.timestamp, interval,
-                       event == Event::EpochCheckpoint))
+  if (!checkpoints_ || !crossedInterval(state_.time, state_.timestamp, interval,
+                                        event == Event::EpochCheckpoint))
     return;
   saveCheckpoint();
   fire(event);
@@ -347,8 +342,7 @@ EvalResult Trainer::evaluate() {
       state_.batch = std::move(*batch);
       fire(Event::EvalBatchStart);
       fire(Event::EvalBeforeForward);
-      state_.outputs =
-          outputTensor(state_.model.forward({state_.batch.input}));
+      state_.outputs = outputTensor(state_.model.forward({state_.batch.input}));
       fire(Event::EvalAfterForward);
       torch::Tensor outputs = state_.outputs.to(torch::kFloat);
       const torch::Tensor &target = state_.batch.target;

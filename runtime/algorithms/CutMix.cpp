@@ -31,8 +31,8 @@ protected:
     return batch.input.dim() >= 3;
   }
 
-  std::pair<double, torch::Tensor>
-  mixInputs(State &state, torch::Generator &gen) override {
+  std::pair<double, torch::Tensor> mixInputs(State &state,
+                                             torch::Generator &gen) override {
     torch::Tensor x = state.batch.input;
     int64_t height = x.size(-2), width = x.size(-1);
     double cutRatio = std::sqrt(1 - sampleBeta(alpha_, gen));

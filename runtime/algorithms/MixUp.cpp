@@ -29,8 +29,8 @@ protected:
     return batch.input.is_floating_point();
   }
 
-  std::pair<double, torch::Tensor>
-  mixInputs(State &state, torch::Generator &gen) override {
+  std::pair<double, torch::Tensor> mixInputs(State &state,
+                                             torch::Generator &gen) override {
     // alpha = 0 is "no mixing" (Composer); Beta(0, 0) is undefined.
     double z = alpha_ > 0 ? sampleBeta(alpha_, gen) : 1.0;
     double lambda = std::max(z, 1 - z);

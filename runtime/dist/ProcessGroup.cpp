@@ -35,10 +35,9 @@ int readInt(const char *name, const char *value, int low, int high) {
   char *end = nullptr;
   long parsed = std::strtol(value, &end, 10);
   if (!*value || *end || parsed < low || parsed > high)
-    throw std::invalid_argument(std::string(name) + "='" + value +
-                                "': expected an integer in [" +
-                                std::to_string(low) + ", " +
-                                std::to_string(high) + "]");
+    throw std::invalid_argument(
+        std::string(name) + "='" + value + "': expected an integer in [" +
+        std::to_string(low) + ", " + std::to_string(high) + "]");
   return int(parsed);
 }
 
@@ -68,19 +67,18 @@ public:
       heartbeatStore_ =
           c10::make_intrusive<c10d::TCPStore>(env.masterAddr, options);
     } catch (const std::exception &e) {
-      throw DistributedError("rank " + std::to_string(env.rank) +
-                             ": cannot reach the rendezvous store at " +
-                             env.masterAddr + ":" +
-                             std::to_string(env.masterPort) + ": " +
-                             firstLine(e.what()));
+      throw DistributedError(
+          "rank " + std::to_string(env.rank) +
+          ": cannot reach the rendezvous store at " + env.masterAddr + ":" +
+          std::to_string(env.masterPort) + ": " + firstLine(e.what()));
     }
     auto prefixed = c10::make_intrusive<c10d::PrefixStore>("composer", store_);
     if (device.is_cuda()) {
 #ifdef USE_C10D_NCCL
       auto nccl = c10d::ProcessGroupNCCL::Options::create();
       nccl->timeout = timeout;
-      group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(
-          prefixed, env.rank, env.worldSize, nccl);
+      group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, env.rank,
+                                                           env.worldSize, nccl);
 #else
       throw DistributedError("this LibTorch was built without NCCL; CUDA "
                              "data-parallel training needs it");
@@ -94,11 +92,10 @@ public:
         gloo->devices.push_back(
             c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
       else
-        gloo->devices.push_back(
-            c10d::ProcessGroupGloo::createDefaultDevice());
+        gloo->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
       gloo->threads = 2;
-      group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(
-          prefixed, env.rank, env.worldSize, gloo);
+      group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, env.rank,
+                                                           env.worldSize, gloo);
     }
     heartbeat_ = std::thread([this] { beat(); });
   }
@@ -165,9 +162,8 @@ public:
       open->bytes += bytes;
     }
     for (Bucket &bucket : buckets_)
-      bucket.flat = torch::zeros({bucket.numel},
-                                 parameters.front().options().dtype(
-                                     bucket.type));
+      bucket.flat = torch::zeros(
+          {bucket.numel}, parameters.front().options().dtype(bucket.type));
     for (size_t index = 0; index < parameters.size(); ++index) {
       torch::Tensor parameter = parameters[index];
       hooks_.push_back(
@@ -304,7 +300,8 @@ private:
         lost += (lost.empty() ? "" : ", ") + std::to_string(r);
     if (lost.empty())
       return "a collective failed, every rank still alive";
-    return (lost.find(',') == std::string::npos ? "lost rank " : "lost ranks ") +
+    return (lost.find(',') == std::string::npos ? "lost rank "
+                                                : "lost ranks ") +
            lost;
   }
 
@@ -319,8 +316,7 @@ private:
 
   torch::Tensor slice(size_t index) {
     auto [bucket, offset] = slot_[index];
-    return buckets_[bucket].flat.narrow(0, offset,
-                                        parameters_[index].numel());
+    return buckets_[bucket].flat.narrow(0, offset, parameters_[index].numel());
   }
 
   size_t firstPending(const Bucket &bucket) {
@@ -341,8 +337,7 @@ private:
     if (--bucket.pending > 0 || findUnused_)
       return;
     // Every rank starts the buckets in the same order.
-    while (nextLaunch_ < buckets_.size() &&
-           buckets_[nextLaunch_].pending == 0)
+    while (nextLaunch_ < buckets_.size() && buckets_[nextLaunch_].pending == 0)
       launch(nextLaunch_);
   }
 

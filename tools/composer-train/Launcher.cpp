@@ -29,7 +29,8 @@ static int freePort() {
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t length = sizeof(address);
   int port = 0;
-  if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr *>(&address), length) == 0 &&
+  if (fd >= 0 &&
+      bind(fd, reinterpret_cast<sockaddr *>(&address), length) == 0 &&
       getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length) == 0)
     port = ntohs(address.sin_port);
   if (fd >= 0)
@@ -39,8 +40,8 @@ static int freePort() {
 
 int launch(const LaunchOptions &options, char **argv) {
   llvm::raw_ostream &errs = llvm::errs();
-  if (options.nprocPerNode < 1 || options.nnodes < 1 ||
-      options.nodeRank < 0 || options.nodeRank >= options.nnodes) {
+  if (options.nprocPerNode < 1 || options.nnodes < 1 || options.nodeRank < 0 ||
+      options.nodeRank >= options.nnodes) {
     errs << "composer-train: error: bad launch: --nproc-per-node "
          << options.nprocPerNode << ", --nnodes " << options.nnodes
          << ", --node-rank " << options.nodeRank << "\n";

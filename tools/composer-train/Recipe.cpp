@@ -68,9 +68,9 @@ public:
 
   /// Parses the buffer `id` into one Value; false after a diagnostic.
   bool parse(unsigned id, Value &result) {
-    llvm::yaml::Stream stream(
-        sourceMgr.getMemoryBuffer(id)->getMemBufferRef(), sourceMgr,
-        /*ShowColors=*/false);
+    llvm::yaml::Stream stream(sourceMgr.getMemoryBuffer(id)->getMemBufferRef(),
+                              sourceMgr,
+                              /*ShowColors=*/false);
     bool first = true;
     for (llvm::yaml::Document &document : stream) {
       if (!first) {
@@ -124,8 +124,8 @@ private:
     if (auto *mapping = llvm::dyn_cast<llvm::yaml::MappingNode>(node)) {
       out.kind = Value::Kind::Mapping;
       for (llvm::yaml::KeyValueNode &pair : *mapping) {
-        auto *key = llvm::dyn_cast_or_null<llvm::yaml::ScalarNode>(
-            pair.getKey());
+        auto *key =
+            llvm::dyn_cast_or_null<llvm::yaml::ScalarNode>(pair.getKey());
         if (!key) {
           error(pair.getSourceRange().Start, "keys must be plain scalars");
           return false;
@@ -133,8 +133,7 @@ private:
         llvm::SmallString<32> storage;
         std::string name = key->getValue(storage).str();
         if (out.find(name)) {
-          error(key->getSourceRange().Start,
-                "duplicate key '" + name + "'");
+          error(key->getSourceRange().Start, "duplicate key '" + name + "'");
           return false;
         }
         Value::Entry entry{name, key->getSourceRange().Start, Value(), false};
@@ -224,8 +223,8 @@ public:
     long long result;
     if (value->kind != Value::Kind::Scalar ||
         StringRef(value->scalar).getAsInteger(10, result)) {
-      error(value->loc, "'" + key + "' must be an integer, got '" +
-                            value->scalar + "'");
+      error(value->loc,
+            "'" + key + "' must be an integer, got '" + value->scalar + "'");
       return fallback;
     }
     return result;
@@ -242,8 +241,8 @@ public:
     if (value->kind == Value::Kind::Scalar &&
         (text == "false" || text == "no" || text == "off"))
       return false;
-    error(value->loc, "'" + key + "' must be true or false, got '" +
-                          value->scalar + "'");
+    error(value->loc,
+          "'" + key + "' must be true or false, got '" + value->scalar + "'");
     return fallback;
   }
 
@@ -253,15 +252,13 @@ public:
   }
 
   std::vector<double> numbers(const Value &map, StringRef key) {
-    return list(map, key, "numbers", [&](const Value &item) {
-      return toNumber(item, key, 0);
-    });
+    return list(map, key, "numbers",
+                [&](const Value &item) { return toNumber(item, key, 0); });
   }
 
   std::vector<Time> times(const Value &map, StringRef key) {
-    return list(map, key, "times", [&](const Value &item) {
-      return toTime(item, key, Time());
-    });
+    return list(map, key, "times",
+                [&](const Value &item) { return toTime(item, key, Time()); });
   }
 
   /// Reports every key nobody read, with the ones understood there.
@@ -277,12 +274,11 @@ public:
         std::vector<std::string> known = value.asked;
         llvm::sort(known);
         known.erase(std::unique(known.begin(), known.end()), known.end());
-        error(entry.keyLoc,
-              "unknown key '" + entry.key + "'" +
-                  (path.empty() ? "" : " in '" + path + "'") +
-                  (known.empty() ? std::string()
-                                 : "; expected one of: " +
-                                       llvm::join(known, ", ")));
+        error(entry.keyLoc, "unknown key '" + entry.key + "'" +
+                                (path.empty() ? "" : " in '" + path + "'") +
+                                (known.empty() ? std::string()
+                                               : "; expected one of: " +
+                                                     llvm::join(known, ", ")));
         continue;
       }
       reportUnknown(entry.value, where);
@@ -310,8 +306,8 @@ private:
     double result;
     if (value.kind != Value::Kind::Scalar ||
         StringRef(value.scalar).getAsDouble(result)) {
-      error(value.loc, "'" + key + "' must be a number, got '" +
-                           value.scalar + "'");
+      error(value.loc,
+            "'" + key + "' must be a number, got '" + value.scalar + "'");
       return fallback;
     }
     return result;
@@ -498,8 +494,8 @@ public:
     }
     if (plan.limit) {
       if (plan.limitCount <= 0 || plan.limitCount > dataset->size()) {
-        reader.error(plan.limit->loc, "'limit' must be in [1, " +
-                                          Twine(dataset->size()) + "]");
+        reader.error(plan.limit->loc,
+                     "'limit' must be in [1, " + Twine(dataset->size()) + "]");
         return nullptr;
       }
       dataset->inputs = dataset->inputs.narrow(0, 0, plan.limitCount);
@@ -508,8 +504,8 @@ public:
     try {
       return std::make_shared<DataLoader>(dataset, plan.options);
     } catch (const std::exception &e) {
-      reader.error(plan.node->loc, Twine("bad '") + plan.key + "': " +
-                                       e.what());
+      reader.error(plan.node->loc,
+                   Twine("bad '") + plan.key + "': " + e.what());
       return nullptr;
     }
   }
@@ -530,7 +526,9 @@ public:
       else
         std::tie(spec.beta1, spec.beta2) = std::pair(values[0], values[1]);
     }
-    check(map, [&] { Optimizer(spec, {torch::zeros({1}, torch::requires_grad())}); });
+    check(map, [&] {
+      Optimizer(spec, {torch::zeros({1}, torch::requires_grad())});
+    });
   }
 
   void scheduler(const Value &root, SchedulerSpec &spec) {
@@ -589,10 +587,10 @@ public:
          }},
         {"gradient_clipping",
          [&](const Value &o) {
-           const Value *type = reader.require(o, "clipping_type",
-                                              "gradient_clipping");
-           const Value *threshold = reader.require(
-               o, "clipping_threshold", "gradient_clipping");
+           const Value *type =
+               reader.require(o, "clipping_type", "gradient_clipping");
+           const Value *threshold =
+               reader.require(o, "clipping_threshold", "gradient_clipping");
            return createGradientClipping(
                type ? type->scalar : "norm",
                threshold ? reader.number(o, "clipping_threshold", 1) : 1);
@@ -612,12 +610,11 @@ public:
         for (const auto &f : factories)
           names.push_back(f.first);
         // One error for the name, none for its options.
-        for (Value::Entry &option :
-             const_cast<Value &>(entry.value).entries)
+        for (Value::Entry &option : const_cast<Value &>(entry.value).entries)
           option.used = true;
-        reader.error(entry.keyLoc, "unknown algorithm '" + entry.key +
-                                       "'; expected one of: " +
-                                       llvm::join(names, ", "));
+        reader.error(entry.keyLoc,
+                     "unknown algorithm '" + entry.key +
+                         "'; expected one of: " + llvm::join(names, ", "));
         continue;
       }
       static const Value noOptions = [] {
@@ -627,8 +624,8 @@ public:
       }();
       const Value &options = entry.value.isNull() ? noOptions : entry.value;
       if (options.kind != Value::Kind::Mapping) {
-        reader.error(entry.value.loc, "options of '" + entry.key +
-                                          "' must be a mapping");
+        reader.error(entry.value.loc,
+                     "options of '" + entry.key + "' must be a mapping");
         continue;
       }
       try {
@@ -725,12 +722,9 @@ loadRecipe(const std::string &recipePath,
   config.seed = uint64_t(reader.integer(root, "seed", 0));
   reader.string(root, "run_name", "");
   config.pipeline = reader.string(root, "pipeline", "");
-  config.maxDuration =
-      reader.time(root, "max_duration", config.maxDuration);
-  config.evalInterval =
-      reader.time(root, "eval_interval", config.evalInterval);
-  config.scaleScheduleRatio =
-      reader.number(root, "scale_schedule_ratio", 1.0);
+  config.maxDuration = reader.time(root, "max_duration", config.maxDuration);
+  config.evalInterval = reader.time(root, "eval_interval", config.evalInterval);
+  config.scaleScheduleRatio = reader.number(root, "scale_schedule_ratio", 1.0);
   config.loss = reader.string(root, "loss", config.loss);
   if (config.loss != "cross_entropy" && config.loss != "mse")
     reader.error(root.loc, "unknown loss '" + config.loss +
@@ -758,8 +752,7 @@ loadRecipe(const std::string &recipePath,
     }
   }
   config.saveFolder = reader.string(root, "save_folder", "");
-  config.saveInterval =
-      reader.time(root, "save_interval", config.saveInterval);
+  config.saveInterval = reader.time(root, "save_interval", config.saveInterval);
   config.saveNumCheckpointsToKeep =
       int(reader.integer(root, "save_num_checkpoints_to_keep", -1));
   config.autoresume = reader.boolean(root, "autoresume", false);
@@ -771,7 +764,8 @@ loadRecipe(const std::string &recipePath,
   double timeout = reader.number(root, "dist_timeout", 60);
   if (timeout <= 0)
     reader.error(root.loc, "'dist_timeout' must be positive (seconds)");
-  config.distributedTimeout = std::chrono::milliseconds(int64_t(timeout * 1000));
+  config.distributedTimeout =
+      std::chrono::milliseconds(int64_t(timeout * 1000));
 
   builder.optimizer(root, config.optimizer);
   builder.scheduler(root, config.scheduler);
@@ -808,17 +802,16 @@ loadRecipe(const std::string &recipePath,
     return std::nullopt;
 
   if (!std::filesystem::exists(model->scalar)) {
-    reader.error(model->loc, "cannot load TorchScript model '" +
-                                 model->scalar + "': no such file");
+    reader.error(model->loc, "cannot load TorchScript model '" + model->scalar +
+                                 "': no such file");
     return std::nullopt;
   }
   try {
     config.model = torch::jit::load(model->scalar);
   } catch (const c10::Error &e) {
     std::string message = e.what_without_backtrace();
-    reader.error(model->loc, "cannot load TorchScript model '" +
-                                 model->scalar + "': " +
-                                 message.substr(0, message.find('\n')));
+    reader.error(model->loc, "cannot load TorchScript model '" + model->scalar +
+                                 "': " + message.substr(0, message.find('\n')));
     return std::nullopt;
   }
 

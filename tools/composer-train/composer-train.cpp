@@ -37,19 +37,20 @@ static cl::opt<bool>
              cl::desc("Evaluate the model (after loading load_path or the "
                       "newest checkpoint) and exit"));
 
-static cl::OptionCategory launchCategory(
-    "Launching several processes (torchrun's contract)");
-static cl::opt<int> nprocPerNode(
-    "nproc-per-node",
-    cl::desc("Start this many training processes on this node"),
-    cl::init(0), cl::cat(launchCategory));
-static cl::opt<int> nnodes("nnodes", cl::desc("Number of nodes"),
-                           cl::init(1), cl::cat(launchCategory));
+static cl::OptionCategory
+    launchCategory("Launching several processes (torchrun's contract)");
+static cl::opt<int>
+    nprocPerNode("nproc-per-node",
+                 cl::desc("Start this many training processes on this node"),
+                 cl::init(0), cl::cat(launchCategory));
+static cl::opt<int> nnodes("nnodes", cl::desc("Number of nodes"), cl::init(1),
+                           cl::cat(launchCategory));
 static cl::opt<int> nodeRank("node-rank", cl::desc("This node's index"),
                              cl::init(0), cl::cat(launchCategory));
-static cl::opt<std::string>
-    masterAddr("master-addr", cl::desc("Address of rank 0's node"),
-               cl::init("127.0.0.1"), cl::cat(launchCategory));
+static cl::opt<std::string> masterAddr("master-addr",
+                                       cl::desc("Address of rank 0's node"),
+                                       cl::init("127.0.0.1"),
+                                       cl::cat(launchCategory));
 static cl::opt<int>
     masterPort("master-port",
                cl::desc("Port of the rendezvous store (default: a free one, "
@@ -118,7 +119,7 @@ int main(int argc, char **argv) {
       composer::runtime::EvalResult result = trainer.evaluate();
       if (env.rank == 0)
         outs() << formatv("eval accuracy {0:F4} loss {1:F4} on {2} samples\n",
-                        result.accuracy, result.loss, result.samples);
+                          result.accuracy, result.loss, result.samples);
       return 0;
     }
     trainer.fit();

@@ -1,7 +1,7 @@
 //===- CheckpointTest.cpp - Checkpoints and the training loop -------------===//
 
-#include "composer/Runtime/Algorithms.h"
 #include "composer/Runtime/Checkpoint.h"
+#include "composer/Runtime/Algorithms.h"
 #include "composer/Runtime/Trainer.h"
 
 #include <gtest/gtest.h>
@@ -39,8 +39,8 @@ torch::jit::Module makeClassifier(int64_t seed) {
 }
 
 std::string tempDir(const std::string &name) {
-  fs::path dir = fs::path(testing::TempDir()) /
-                 (name + "-" + std::to_string(::getpid()));
+  fs::path dir =
+      fs::path(testing::TempDir()) / (name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir.string();
@@ -274,9 +274,8 @@ TEST(CheckpointTest, KeepsTheNewestN) {
   for (const auto &entry : fs::directory_iterator(dir))
     files.push_back(entry.path().filename().string());
   std::sort(files.begin(), files.end());
-  EXPECT_EQ(files,
-            (std::vector<std::string>{"ep0-ba8.ckpt", "ep1-ba9.ckpt",
-                                      "latest"}));
+  EXPECT_EQ(files, (std::vector<std::string>{"ep0-ba8.ckpt", "ep1-ba9.ckpt",
+                                             "latest"}));
   CheckpointFolder folder(dir, 2);
   EXPECT_EQ(fs::path(*folder.latest()).filename(), "ep1-ba9.ckpt");
 }
@@ -362,13 +361,29 @@ TEST(TrainerTest, EventsFireInComposersOrder) {
   config.callbacks.push_back(std::move(recorder));
   Trainer trainer(std::move(config));
   trainer.fit();
-  std::vector<std::string> expected = {
-      "INIT", "FIT_START", "EPOCH_START", "BEFORE_DATALOADER",
-      "AFTER_DATALOADER", "BATCH_START", "BEFORE_TRAIN_BATCH",
-      "BEFORE_FORWARD", "AFTER_FORWARD", "BEFORE_LOSS", "AFTER_LOSS",
-      "BEFORE_BACKWARD", "AFTER_BACKWARD", "AFTER_TRAIN_BATCH", "BATCH_END",
-      "EPOCH_END", "EVAL_START", "EVAL_BATCH_START", "EVAL_BEFORE_FORWARD",
-      "EVAL_AFTER_FORWARD", "EVAL_BATCH_END", "EVAL_END", "FIT_END"};
+  std::vector<std::string> expected = {"INIT",
+                                       "FIT_START",
+                                       "EPOCH_START",
+                                       "BEFORE_DATALOADER",
+                                       "AFTER_DATALOADER",
+                                       "BATCH_START",
+                                       "BEFORE_TRAIN_BATCH",
+                                       "BEFORE_FORWARD",
+                                       "AFTER_FORWARD",
+                                       "BEFORE_LOSS",
+                                       "AFTER_LOSS",
+                                       "BEFORE_BACKWARD",
+                                       "AFTER_BACKWARD",
+                                       "AFTER_TRAIN_BATCH",
+                                       "BATCH_END",
+                                       "EPOCH_END",
+                                       "EVAL_START",
+                                       "EVAL_BATCH_START",
+                                       "EVAL_BEFORE_FORWARD",
+                                       "EVAL_AFTER_FORWARD",
+                                       "EVAL_BATCH_END",
+                                       "EVAL_END",
+                                       "FIT_END"};
   EXPECT_EQ(events, expected);
 }
 

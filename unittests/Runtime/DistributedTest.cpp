@@ -79,8 +79,7 @@ TEST(CommunicatorTest, TwoRanksBroadcastReduceAndAverageGradients) {
     env.masterPort = port;
     auto communicator =
         createCommunicator(env, torch::kCPU, std::chrono::seconds(30));
-    torch::Tensor weight =
-        torch::full({3}, double(rank + 1)).requires_grad_();
+    torch::Tensor weight = torch::full({3}, double(rank + 1)).requires_grad_();
     torch::Tensor counter = torch::full({1}, rank * 10, torch::kLong);
     communicator->broadcast({weight, counter});
     torch::Tensor sum = torch::tensor({double(rank + 1)});

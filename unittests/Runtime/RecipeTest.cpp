@@ -15,8 +15,8 @@ namespace {
 class RecipeTest : public testing::Test {
 protected:
   void SetUp() override {
-    dir = fs::path(testing::TempDir()) /
-          ("recipe-" + std::to_string(::getpid()));
+    dir =
+        fs::path(testing::TempDir()) / ("recipe-" + std::to_string(::getpid()));
     fs::create_directories(dir);
     torch::jit::Module model("Model");
     model.register_parameter("weight", torch::zeros({10, 784}), false);
@@ -86,9 +86,9 @@ TEST_F(RecipeTest, LoadsAValidRecipe) {
 }
 
 TEST_F(RecipeTest, CommandLineOverridesWin) {
-  ASSERT_TRUE(load(valid(), {"optimizer.lr=0.05", "max_duration=3ba",
-                             "train_data.batch_size=128",
-                             "algorithms.mixup.alpha=0.3"}))
+  ASSERT_TRUE(load(valid(),
+                   {"optimizer.lr=0.05", "max_duration=3ba",
+                    "train_data.batch_size=128", "algorithms.mixup.alpha=0.3"}))
       << errors;
   EXPECT_DOUBLE_EQ(config->optimizer.lr, 0.05);
   EXPECT_EQ(config->maxDuration, runtime::parseTime("3ba"));
@@ -115,15 +115,16 @@ TEST_F(RecipeTest, BadValuesNameTheKeyAndLine) {
   std::vector<Case> cases = {
       {"max_duration: 2ep", "max_duration: 2 epochs",
        ":16:15: error: 'max_duration': invalid time '2 epochs'"},
-      {"lr: 0.1", "lr: fast", ":11:7: error: 'lr' must be a number, got "
-                              "'fast'"},
+      {"lr: 0.1", "lr: fast",
+       ":11:7: error: 'lr' must be a number, got "
+       "'fast'"},
       {"batch_size: 64", "batch_size: -4", "'batch_size' must be positive"},
       {"label_smoothing:", "label_smoothin:",
        ":18:3: error: unknown algorithm 'label_smoothin'; expected one of: "},
-      {"name: cosine_with_warmup", "name: cosine_forever",
-       "unknown scheduler"},
-      {"limit: 512", "limit: 20000", ":6:10: error: 'limit' must be in [1, "
-                                     "10000]"},
+      {"name: cosine_with_warmup", "name: cosine_forever", "unknown scheduler"},
+      {"limit: 512", "limit: 20000",
+       ":6:10: error: 'limit' must be in [1, "
+       "10000]"},
       {"t10k-labels", "t10k-nolabels", "t10k-nolabels-idx1-ubyte.gz"},
   };
   for (const Case &c : cases) {

@@ -1,8 +1,8 @@
 //===- TimeTest.cpp - Time units, timestamps and events -------------------===//
 
+#include "composer/Runtime/Time.h"
 #include "composer/Runtime/Event.h"
 #include "composer/Runtime/Precision.h"
-#include "composer/Runtime/Time.h"
 
 #include <gtest/gtest.h>
 

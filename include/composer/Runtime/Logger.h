@@ -27,8 +27,8 @@ class Logger {
 public:
   void addDestination(std::unique_ptr<LoggerDestination> destination);
   void logMetrics(const std::map<std::string, double> &metrics, int64_t step);
-  void logHyperparameters(
-      const std::map<std::string, std::string> &hyperparameters);
+  void
+  logHyperparameters(const std::map<std::string, std::string> &hyperparameters);
   void flush();
 
 private:
