@@ -25,6 +25,29 @@ using Dict = c10::impl::GenericDict;
   throw std::runtime_error(path + ": " + message);
 }
 
+/// Writes `path` through a temporary file and a rename, so readers see the
+/// old file or the whole new one, never a part.
+void writeAtomically(const std::string &path, const char *data, size_t size,
+                     const std::string &what) {
+  std::string temporary = path + ".tmp";
+  std::error_code error;
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out.write(data, std::streamsize(size));
+    out.flush();
+    if (!out) {
+      fs::remove(temporary, error);
+      fail(path, "cannot write " + what);
+    }
+  }
+  fs::rename(temporary, path, error);
+  if (error) {
+    std::string message = error.message();
+    fs::remove(temporary, error);
+    fail(path, "cannot write " + what + ": " + message);
+  }
+}
+
 torch::Tensor bytesTensor(const std::string &bytes) {
   torch::Tensor tensor = torch::empty({int64_t(bytes.size())}, torch::kUInt8);
   std::memcpy(tensor.data_ptr(), bytes.data(), bytes.size());
@@ -125,23 +148,7 @@ void saveCheckpoint(const std::string &path, const State &state,
   checkpoint.insert("algorithms", algorithms);
 
   std::vector<char> bytes = torch::pickle_save(checkpoint);
-  std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), std::streamsize(bytes.size()));
-    out.flush();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(temporary, ignored);
-      fail(path, "cannot write checkpoint");
-    }
-  }
-  std::error_code error;
-  fs::rename(temporary, path, error);
-  if (error) {
-    fs::remove(temporary, error);
-    fail(path, "cannot write checkpoint: " + error.message());
-  }
+  writeAtomically(path, bytes.data(), bytes.size(), "checkpoint");
 }
 
 void loadCheckpoint(const std::string &path, State &state,
@@ -271,13 +278,8 @@ std::string CheckpointFolder::save(const State &state,
 
   // `latest` names the newest whole checkpoint; it too is renamed in place.
   std::string latestPath = (fs::path(folder_) / "latest").string();
-  {
-    std::ofstream out(latestPath + ".tmp", std::ios::trunc);
-    out << name << "\n";
-    if (!out.flush())
-      fail(latestPath, "cannot write");
-  }
-  fs::rename(latestPath + ".tmp", latestPath);
+  std::string line = name + "\n";
+  writeAtomically(latestPath, line.data(), line.size(), "'latest'");
 
   // Prune by scanning the folder, so checkpoints of an earlier process of
   // the same run (before an autoresume) count too.

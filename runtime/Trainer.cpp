@@ -130,6 +130,12 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
 
 Trainer::~Trainer() = default;
 
+Batch Trainer::onDevice(Batch batch) const {
+  batch.input = batch.input.to(config_.device, /*non_blocking=*/true);
+  batch.target = batch.target.to(config_.device, /*non_blocking=*/true);
+  return batch;
+}
+
 void Trainer::fire(Event event) {
   for (auto &algorithm : config_.algorithms)
     if (algorithm->match(event, state_))
@@ -218,10 +224,13 @@ void Trainer::trainBatch(Batch batch) {
   } else {
     gradScaler_->scale(state_.loss).backward();
   }
-  std::vector<torch::Tensor> parameters;
-  for (const auto &[name, parameter] : state_.parameters)
-    parameters.push_back(parameter);
-  bool finite = gradScaler_->unscale(parameters);
+  bool finite = true;
+  if (gradScaler_->enabled()) {
+    std::vector<torch::Tensor> parameters;
+    for (const auto &[name, parameter] : state_.parameters)
+      parameters.push_back(parameter);
+    finite = gradScaler_->unscale(parameters);
+  }
   fire(Event::AfterBackward);
   if (finite)
     optimizer_->step();
@@ -285,9 +294,7 @@ void Trainer::fit() {
         epochDone = true;
         break;
       }
-      batch->input = batch->input.to(config_.device, /*non_blocking=*/true);
-      batch->target = batch->target.to(config_.device, /*non_blocking=*/true);
-      state_.batch = std::move(*batch);
+      state_.batch = onDevice(std::move(*batch));
       fire(Event::AfterDataloader);
       trainBatch(std::move(state_.batch));
       if (config_.evalLoader &&
@@ -337,9 +344,7 @@ EvalResult Trainer::evaluate() {
     DataLoader &loader = *config_.evalLoader;
     loader.startEpoch(0);
     while (std::optional<Batch> batch = loader.next()) {
-      batch->input = batch->input.to(config_.device, true);
-      batch->target = batch->target.to(config_.device, true);
-      state_.batch = std::move(*batch);
+      state_.batch = onDevice(std::move(*batch));
       fire(Event::EvalBatchStart);
       fire(Event::EvalBeforeForward);
       state_.outputs = outputTensor(state_.model.forward({state_.batch.input}));

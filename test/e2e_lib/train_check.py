@@ -139,22 +139,10 @@ def kill_at(path, step, command):
     if os.path.exists(path):
         os.remove(path)
     process = subprocess.Popen(command)
-    deadline = time.time() + 300
-    while time.time() < deadline:
-        if process.poll() is not None:
-            sys.exit(f"the run ended (status {process.returncode}) "
-                     f"before step {step}")
-        if os.path.exists(path):
-            with open(path) as f:
-                steps = [json.loads(l).get("step", 0) for l in f if l.strip()]
-            if steps and max(steps) >= step:
-                process.send_signal(signal.SIGKILL)
-                process.wait()
-                print(f"killed at step {max(steps)}")
-                return
-        time.sleep(0.002)
-    process.kill()
-    sys.exit("timed out")
+    reached = wait_for_step(path, step, process, time.time() + 300)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    print(f"killed at step {reached}")
 
 
 if __name__ == "__main__":

@@ -106,6 +106,7 @@ public:
 
 private:
   void fire(Event event);
+  Batch onDevice(Batch batch) const;
   void trainBatch(Batch batch);
   torch::Tensor computeLoss(const torch::Tensor &outputs,
                             const torch::Tensor &target) const;
