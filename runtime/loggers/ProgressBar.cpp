@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BatchTimer.h"
 #include "composer/Runtime/Callbacks.h"
 
 #include <algorithm>
@@ -49,25 +50,13 @@ public:
       : out_(out), interactive_(interactive) {}
 
   void runEvent(Event event, State &state, Logger & /*logger*/) override {
+    std::optional<TimedBatch> batch = timer_.observe(event, state);
     switch (event) {
-    // Whatever ran since these (eval, checkpointing) is not training.
     case Event::EvalEnd:
       printEval(state);
-      mark_ = Clock::now();
-      break;
-    case Event::FitStart:
-    case Event::EpochStart:
-    case Event::BatchCheckpoint:
-    case Event::EpochCheckpoint:
-      mark_ = Clock::now();
-      break;
-    case Event::BatchStart:
-      batchStart_ = mark_ ? *mark_ : Clock::now();
-      samplesAtStart_ = state.timestamp.sample;
-      batchSize_ = state.batch.size();
       break;
     case Event::BatchEnd:
-      batchEnd(state);
+      batchEnd(state, batch);
       break;
     case Event::EpochEnd:
       // A line for the epoch's last batch, unless one is up already.
@@ -102,18 +91,13 @@ private:
     out_.flush();
   }
 
-  void batchEnd(State &state) {
+  void batchEnd(State &state, const std::optional<TimedBatch> &batch) {
     Clock::time_point now = Clock::now();
-    if (batchStart_) {
-      trainSeconds_ +=
-          std::chrono::duration<double>(now - *batchStart_).count();
+    if (batch) {
+      trainSeconds_ += batch->seconds;
       ++batchesTimed_;
-      samplesTimed_ += state.timestamp.sample > samplesAtStart_
-                           ? state.timestamp.sample - samplesAtStart_
-                           : batchSize_;
-      batchStart_.reset();
+      samplesTimed_ += batch->samples;
     }
-    mark_ = now;
 
     const Timestamp &t = state.timestamp;
     int64_t perEpoch = std::max<int64_t>(state.time.batchesPerEpoch, 1);
@@ -205,8 +189,8 @@ private:
 
   std::ostream &out_;
   bool interactive_;
-  std::optional<Clock::time_point> mark_, batchStart_, lastDraw_;
-  int64_t samplesAtStart_ = 0, batchSize_ = 0;
+  BatchTimer timer_;
+  std::optional<Clock::time_point> lastDraw_;
   double trainSeconds_ = 0;
   int64_t batchesTimed_ = 0, samplesTimed_ = 0;
   int64_t epoch_ = -1, printedTenths_ = -1;

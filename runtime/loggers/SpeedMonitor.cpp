@@ -1,17 +1,14 @@
 //===- SpeedMonitor.cpp - Training throughput -----------------------------===//
 
+#include "BatchTimer.h"
 #include "composer/Runtime/Callbacks.h"
 
-#include <chrono>
 #include <deque>
-#include <optional>
 #include <stdexcept>
 
 namespace composer::runtime {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 class SpeedMonitor : public Callback {
 public:
@@ -21,42 +18,13 @@ public:
   }
 
   void runEvent(Event event, State &state, Logger &logger) override {
-    switch (event) {
-    // Whatever ran since these (eval, checkpointing) is not training.
-    case Event::FitStart:
-    case Event::EpochStart:
-    case Event::EvalEnd:
-    case Event::BatchCheckpoint:
-    case Event::EpochCheckpoint:
-      mark_ = Clock::now();
-      break;
-    case Event::BatchStart:
-      // Without a mark (a loop that fires only batch events) the batch starts
-      // here; with one, the data loading before this event counts too.
-      batchStart_ = mark_ ? *mark_ : Clock::now();
-      samplesAtStart_ = state.timestamp.sample;
-      batchSize_ = state.batch.size();
-      break;
-    case Event::BatchEnd:
-      batchEnd(state, logger);
-      break;
-    default:
-      break;
-    }
+    if (std::optional<TimedBatch> batch = timer_.observe(event, state))
+      batchEnd(*batch, state, logger);
   }
 
 private:
-  void batchEnd(State &state, Logger &logger) {
-    if (!batchStart_)
-      return;
-    Clock::time_point now = Clock::now();
-    double seconds = std::chrono::duration<double>(now - *batchStart_).count();
-    batchStart_.reset();
-    mark_ = now;
-    // The loop's own count where it advanced, else the batch as it started.
-    int64_t samples = state.timestamp.sample > samplesAtStart_
-                          ? state.timestamp.sample - samplesAtStart_
-                          : batchSize_;
+  void batchEnd(const TimedBatch &batch, State &state, Logger &logger) {
+    auto [seconds, samples] = batch;
     window_.push_back({seconds, samples});
     if (int64_t(window_.size()) > windowSize_)
       window_.pop_front();
@@ -66,7 +34,7 @@ private:
     if (int64_t(window_.size()) == windowSize_) {
       double windowSeconds = 0;
       int64_t windowSamples = 0;
-      for (const Entry &entry : window_) {
+      for (const TimedBatch &entry : window_) {
         windowSeconds += entry.seconds;
         windowSamples += entry.samples;
       }
@@ -80,16 +48,10 @@ private:
     logger.logMetrics(metrics, state.timestamp.batch);
   }
 
-  struct Entry {
-    double seconds;
-    int64_t samples;
-  };
-
   int64_t windowSize_;
-  std::deque<Entry> window_;
+  std::deque<TimedBatch> window_;
   double trainSeconds_ = 0;
-  std::optional<Clock::time_point> mark_, batchStart_;
-  int64_t samplesAtStart_ = 0, batchSize_ = 0;
+  BatchTimer timer_;
 };
 
 } // namespace
