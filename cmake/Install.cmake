@@ -11,6 +11,9 @@ install(TARGETS ComposerDialect ComposerPasses ComposerTorchScript
   EXPORT ComposerOptTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# Beside libComposerTorchScript, which loads it to export runtime ops
+# (--lower-to=runtime); Python loads it to run them.
+install(TARGETS ComposerRuntime LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/composer
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 install(DIRECTORY ${PROJECT_BINARY_DIR}/include/composer

@@ -122,14 +122,10 @@ FailureOr<Value> lowerSqueezeExcite(SqueezeExciteOp se, OpBuilder &builder,
   MLIRContext *ctx = se.getContext();
   Location loc = se.getLoc();
   auto tensorType = TorchTensorType::get(ctx);
-  Value spatialDims = builder.create<ConstantOp>(
-      loc, ListType::get(ctx, IntType::get(ctx)),
-      builder.getArrayAttr(
-          {builder.getI64IntegerAttr(2), builder.getI64IntegerAttr(3)}));
-  Value pooled =
-      aten.node("aten::mean",
-                {se.getInput(), spatialDims, aten.boolean(false), aten.none()},
-                tensorType);
+  Value pooled = aten.node(
+      "aten::mean",
+      {se.getInput(), aten.intList({2, 3}), aten.boolean(false), aten.none()},
+      tensorType);
   Value hidden = builder.create<LinearOp>(loc, tensorType, pooled, se.getFc1(),
                                           aten.none());
   hidden = builder.create<ReluOp>(loc, tensorType, hidden, UnitAttr());

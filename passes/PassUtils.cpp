@@ -64,7 +64,7 @@ std::optional<int64_t> composer::inferChannels(Value value) {
           return std::nullopt;
         return outChannels(conv.getWeight());
       })
-      .Case<BatchNormOp>([&](BatchNormOp bn) {
+      .Case<BatchNormOp, GhostBatchNormOp>([&](auto bn) {
         if (std::optional<int64_t> channels = outChannels(bn.getRunningMean()))
           return channels;
         return inferChannels(bn.getInput());

@@ -144,4 +144,22 @@ def LowerToAten : Pass<"composer-lower-to-aten", "::mlir::ModuleOp"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
+def LowerToRuntime : Pass<"composer-lower-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "Lower method ops to composer:: runtime operators";
+  let description = [{
+    Rewrites every method op as one call of its operator in the runtime
+    library (docs/runtime-ops.md), a fused CPU/CUDA kernel with its own
+    backward: `composer.op "composer::blur_pool2d"(...)`, operands in the
+    operator's schema order. A max pool at stride 1 whose only user is a
+    blur becomes one `composer::blur_max_pool2d`; a ghost batch norm whose
+    input is a plain cast to float32 (from mixed precision) takes the cast's
+    source with dtype float32 instead. The exported model needs the runtime
+    library loaded to run (`torch.ops.load_library` of libComposerRuntime.so
+    in Python; linking ComposerRuntime in C++). composer-opt runs it before
+    writing a .pt with --lower-to=runtime. Numerics: exact up to summation
+    order.
+  }];
+  let dependentDialects = ["::composer::ComposerDialect"];
+}
+
 #endif // COMPOSER_PASSES

@@ -2,7 +2,8 @@
 //
 // Rebuilds a TorchScript graph from @forward: symbols become attribute
 // chains on `self`, typed ops become their schema's node with constants for
-// the arguments they keep as attributes, generic ops their original node.
+// the arguments they keep as attributes, generic ops their original node
+// (composer:: runtime operators load libComposerRuntime for their schemas).
 // The graph replaces the model's forward; everything else stays.
 //
 //===----------------------------------------------------------------------===//
@@ -12,9 +13,16 @@
 #include "State.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 
 #include <torch/csrc/jit/runtime/operator.h>
+
+#include <dlfcn.h>
 
 using namespace mlir;
 using namespace composer;
@@ -197,6 +205,44 @@ LogicalResult Exporter::setNodeAttribute(jit::Node *node, NamedAttribute attr,
   return success();
 }
 
+/// libComposerRuntime beside this library, or $COMPOSER_RUNTIME_LIBRARY.
+std::string runtimeLibraryPath() {
+  if (std::optional<std::string> fromEnv =
+          llvm::sys::Process::GetEnv("COMPOSER_RUNTIME_LIBRARY"))
+    return *fromEnv;
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void *>(&runtimeLibraryPath), &info) ||
+      !info.dli_fname)
+    return "libComposerRuntime.so";
+  SmallString<256> path;
+  if (llvm::sys::fs::real_path(info.dli_fname, path))
+    path = info.dli_fname;
+  llvm::sys::path::remove_filename(path);
+  llvm::sys::path::append(path, "libComposerRuntime.so");
+  return std::string(path);
+}
+
+/// Saving a node needs its operator's schema. The composer:: runtime
+/// operators (composer-lower-to-runtime) register theirs in
+/// libComposerRuntime, which is loaded here at the first such node, so that
+/// only models lowered to it pay for it.
+LogicalResult requireRuntimeOperator(StringRef kind, Location loc) {
+  jit::Symbol symbol = jit::Symbol::fromQualString(kind.str());
+  if (!jit::getAllOperatorsFor(symbol).empty())
+    return success();
+  std::string path = runtimeLibraryPath();
+  std::string error;
+  if (!llvm::sys::DynamicLibrary::getPermanentLibrary(path.c_str(), &error)
+           .isValid())
+    return emitError(loc, "cannot export ")
+           << kind << ": loading the runtime library '" << path
+           << "' failed: " << error;
+  if (jit::getAllOperatorsFor(symbol).empty())
+    return emitError(loc, "cannot export ") << kind << ": the runtime library '"
+                                            << path << "' has no such operator";
+  return success();
+}
+
 /// The registered operator for "name.overload".
 std::shared_ptr<jit::Operator> findOperator(StringRef key) {
   auto [name, overload] = key.split('.');
@@ -298,6 +344,9 @@ LogicalResult Exporter::exportOp(Operation *op) {
         FailureOr<std::vector<jit::Value *>> inputs =
             lookup(generic.getOperands());
         if (failed(inputs))
+          return failure();
+        if (generic.getKind().starts_with("composer::") &&
+            failed(requireRuntimeOperator(generic.getKind(), loc)))
           return failure();
         jit::Node *node =
             graph->create(jit::Symbol::fromQualString(generic.getKind().str()),

@@ -104,3 +104,26 @@ module {
 // CHECK-NOT: blur_pool2d
 // REPORT: warning: composer-blurpool: 0 sites blurred, 1 skipped
 // REPORT: note: 1 skipped: channel count unknown (give --input-spec)
+
+// -----
+
+// Channels are found through a ghost batch norm (Ghost BatchNorm applied
+// first) as through a batch norm: from its running statistics.
+module {
+  composer.buffer @bn.running_mean : !composer.tensor<8xf32>
+  composer.buffer @bn.running_var : !composer.tensor<8xf32>
+  func.func @after_ghost(%x: !composer.tensor, %training: !composer.bool) -> !composer.tensor {
+    %m = composer.constant(1.000000e-01) : !composer.float
+    %none = composer.constant(none) : !composer.none
+    %rm = composer.get_param @bn.running_mean : !composer.tensor
+    %rv = composer.get_param @bn.running_var : !composer.tensor
+    %g = composer.ghost_batch_norm %x, %none, %none, %rm, %rv, %training, %m {cudnn_enabled = true, eps = 1.000000e-05 : f64, ghost_batch_size = 32 : i64} : (!composer.tensor, !composer.none, !composer.none, !composer.tensor, !composer.tensor, !composer.bool, !composer.float) -> !composer.tensor
+    %p = composer.max_pool2d %g {ceil_mode = false, dilation = array<i64: 1, 1>, kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (!composer.tensor) -> !composer.tensor
+    return %p : !composer.tensor
+  }
+}
+// CHECK: composer.buffer @maxpool.blurpool.filter {{.*}} : !composer.tensor<8x1x3x3xf32>
+// CHECK-LABEL: func.func @after_ghost
+// CHECK: %[[P:.*]] = composer.max_pool2d {{.*}}stride = array<i64: 1, 1>}
+// CHECK: composer.blur_pool2d %[[P]], %{{.*}} {stride = array<i64: 2, 2>}
+// REPORT: remark: composer-blurpool: 1 sites blurred, 0 skipped

@@ -43,12 +43,15 @@ cl::opt<Format> emitFormat(
                           "TorchScript archive (torch.jit.load reads it)")),
     cl::init(Format::Auto), cl::cat(composerCategory));
 
-enum class Lowering { Aten, None };
+enum class Lowering { Aten, Runtime, None };
 
 cl::opt<Lowering> lowerTo(
     "lower-to", cl::desc("How method ops are lowered before writing a .pt"),
     cl::values(clEnumValN(Lowering::Aten, "aten",
                           "plain aten ops: any PyTorch loads the result"),
+               clEnumValN(Lowering::Runtime, "runtime",
+                          "composer:: runtime ops (fused kernels): running "
+                          "the result needs libComposerRuntime loaded"),
                clEnumValN(Lowering::None, "none",
                           "leave them (the export then fails on them)")),
     cl::init(Lowering::Aten), cl::cat(composerCategory));
@@ -226,9 +229,12 @@ int main(int argc, char **argv) {
       parseSourceString<ModuleOp>(result, parserConfig, inputFilename);
   if (!module)
     return 1;
-  if (lowerTo == Lowering::Aten) {
+  if (lowerTo != Lowering::None) {
     PassManager lowering(&context);
-    lowering.addPass(createLowerToAten());
+    if (lowerTo == Lowering::Aten)
+      lowering.addPass(createLowerToAten());
+    else
+      lowering.addPass(createLowerToRuntime());
     if (failed(lowering.run(*module)))
       return 1;
   }

@@ -66,6 +66,21 @@ public:
     return builder.create<ConstantOp>(
         loc, TorchNoneType::get(builder.getContext()), builder.getUnitAttr());
   }
+  mlir::Value floating(double value) {
+    return builder.create<ConstantOp>(loc,
+                                      TorchFloatType::get(builder.getContext()),
+                                      builder.getF64FloatAttr(value));
+  }
+  /// An int[] constant.
+  mlir::Value intList(llvm::ArrayRef<int64_t> values) {
+    mlir::MLIRContext *ctx = builder.getContext();
+    llvm::SmallVector<mlir::Attribute> elements;
+    for (int64_t value : values)
+      elements.push_back(builder.getI64IntegerAttr(value));
+    return builder.create<ConstantOp>(loc,
+                                      ListType::get(ctx, IntType::get(ctx)),
+                                      builder.getArrayAttr(elements));
+  }
   /// A generic TorchScript node of one result.
   mlir::Value node(llvm::StringRef kind, mlir::ValueRange operands,
                    mlir::Type resultType) {

@@ -1,0 +1,46 @@
+//===- Ops.h - the composer:: fused ops from C++ ----------------*- C++ -*-===//
+//
+// C++ entry points to the runtime's custom operators (docs/runtime-ops.md):
+// each goes through LibTorch's dispatcher, so autograd, devices and
+// TorchScript see exactly what a lowered .pt calls.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COMPOSER_RUNTIME_OPS_H
+#define COMPOSER_RUNTIME_OPS_H
+
+#include <ATen/ATen.h>
+
+namespace composer::ops {
+
+/// Depthwise 3x3 `filter` (C, 1, 3, 3) at padding 1 and `stride`; inputs
+/// smaller than the filter are subsampled instead.
+at::Tensor blurPool2d(const at::Tensor &input, const at::Tensor &filter,
+                      at::IntArrayRef stride);
+
+/// blurPool2d(max_pool2d(input, kernelSize, 1, padding, dilation), filter,
+/// stride) in one pass.
+at::Tensor blurMaxPool2d(const at::Tensor &input, const at::Tensor &filter,
+                         at::IntArrayRef kernelSize, at::IntArrayRef padding,
+                         at::IntArrayRef dilation, at::IntArrayRef stride);
+
+/// Batch norm over chunks of `ghostBatchSize` samples in training (running
+/// statistics updated once per chunk with momentum / chunks), with running
+/// statistics otherwise; computed and returned in `dtype` when given.
+at::Tensor ghostBatchNorm(const at::Tensor &input,
+                          const c10::optional<at::Tensor> &weight,
+                          const c10::optional<at::Tensor> &bias,
+                          const c10::optional<at::Tensor> &runningMean,
+                          const c10::optional<at::Tensor> &runningVar,
+                          bool training, double momentum, double eps,
+                          int64_t ghostBatchSize,
+                          c10::optional<at::ScalarType> dtype = c10::nullopt);
+
+/// input * sigmoid(fc2 relu(fc1 mean_hw(input))), the gate broadcast over
+/// H and W.
+at::Tensor squeezeExcite(const at::Tensor &input, const at::Tensor &fc1,
+                         const at::Tensor &fc2);
+
+} // namespace composer::ops
+
+#endif // COMPOSER_RUNTIME_OPS_H

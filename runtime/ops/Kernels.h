@@ -1,0 +1,104 @@
+//===- Kernels.h - per-device primitives of the fused ops -------*- C++ -*-===//
+//
+// The passes over the activation that the fused ops are built from. Each
+// device (CPU, CUDA) implements all of them; FusedOps.cpp does the rest (the
+// small per-channel math) with aten on whichever device the tensors are.
+//
+// Contract for every primitive:
+// - Activations (input, gradOutput, x, dy) are 4-D (N, C, H, W) and
+//   contiguous in NCHW or in channels_last; when several are passed they share
+//   one memory format. Results are allocated in that memory format.
+// - Activations are float32, bfloat16 or float16; `filter` and the
+//   per-channel tensors may have another floating dtype (parameters often stay
+//   fp32 under mixed precision). Per-channel tensors passed in are float32
+//   (float64 with float64 activations), contiguous; per-channel results are
+//   float32, or float64 for float64 activations (gradcheck runs in double).
+//   Accumulation is in float32, or float64 for float64 activations.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COMPOSER_RUNTIME_OPS_KERNELS_H
+#define COMPOSER_RUNTIME_OPS_KERNELS_H
+
+#include <ATen/ATen.h>
+
+#include <tuple>
+
+namespace composer::ops {
+
+/// Window geometry shared by the blur primitives.
+struct BlurGeometry {
+  int64_t strideH, strideW;
+};
+
+/// Max pool at stride 1 in front of the blur (BlurPool's max-pool form).
+struct MaxPoolGeometry {
+  int64_t kernelH, kernelW, padH, padW, dilationH, dilationW;
+};
+
+struct DeviceKernels {
+  // --- blur (depthwise 3x3 filter, padding 1) -----------------------------
+  /// out[n,c,i,j] = sum_{a,b<3} filter[c,0,a,b] * input[n,c,i*sh+a-1,j*sw+b-1]
+  /// (zero outside); out is (N, C, (H-1)/sh+1, (W-1)/sw+1). H, W >= 1.
+  at::Tensor (*blur)(const at::Tensor &input, const at::Tensor &filter,
+                     BlurGeometry geometry);
+  /// The gradient of `blur` with respect to its input of size H x W.
+  at::Tensor (*blurBackward)(const at::Tensor &gradOutput,
+                             const at::Tensor &filter, int64_t inputH,
+                             int64_t inputW, BlurGeometry geometry);
+
+  // --- max pool (stride 1) then blur, fused -------------------------------
+  /// blur(max_pool2d(input, kernel, stride 1, pad, dilation)): the max-pool
+  /// map has size Hm = H + 2 padH - dilationH (kernelH - 1), likewise Wm, and
+  /// is never materialized whole; padding is -inf (ignored) as in max_pool2d.
+  at::Tensor (*maxBlur)(const at::Tensor &input, const at::Tensor &filter,
+                        MaxPoolGeometry pool, BlurGeometry geometry);
+  /// The gradient of `maxBlur` with respect to input: the blur's gradient
+  /// routed to each window's argmax (first maximum in window order, as
+  /// max_pool2d picks it); ties and NaN as max_pool2d.
+  at::Tensor (*maxBlurBackward)(const at::Tensor &gradOutput,
+                                const at::Tensor &input,
+                                const at::Tensor &filter, MaxPoolGeometry pool,
+                                BlurGeometry geometry);
+
+  // --- squeeze-excite -------------------------------------------------------
+  /// (N, C) float: the mean of each (n, c) plane.
+  at::Tensor (*channelMean)(const at::Tensor &input);
+  /// (N, C) float: sum over H, W of dy * x for each (n, c).
+  at::Tensor (*channelDot)(const at::Tensor &dy, const at::Tensor &x);
+  /// out = x * scale[n,c] (+ shift[n,c] if shift is defined), in `dtype`.
+  /// scale and shift are (N, C) float.
+  at::Tensor (*scaleChannels)(const at::Tensor &x, const at::Tensor &scale,
+                              const at::Tensor &shift, at::ScalarType dtype);
+
+  // --- ghost batch norm: chunk k holds samples [k*chunk, (k+1)*chunk) -------
+  /// (mean, biased variance), each (K, C) float, K = ceil(N / chunk).
+  std::tuple<at::Tensor, at::Tensor> (*chunkStats)(const at::Tensor &x,
+                                                   int64_t chunk);
+  /// (sum of dy, sum of dy * (x - mean[k,c])), each (K, C) float.
+  std::tuple<at::Tensor, at::Tensor> (*chunkGradStats)(const at::Tensor &dy,
+                                                       const at::Tensor &x,
+                                                       const at::Tensor &mean,
+                                                       int64_t chunk);
+  /// out = a[k,c] * x + b[k,c] in `dtype`; a, b are (K, C) float.
+  at::Tensor (*chunkAffine)(const at::Tensor &x, const at::Tensor &a,
+                            const at::Tensor &b, int64_t chunk,
+                            at::ScalarType dtype);
+  /// out = a[k,c] * dy + b[k,c] * x + c[k,c] in `dtype`; (K, C) float.
+  at::Tensor (*chunkAffine2)(const at::Tensor &dy, const at::Tensor &x,
+                             const at::Tensor &a, const at::Tensor &b,
+                             const at::Tensor &c, int64_t chunk,
+                             at::ScalarType dtype);
+};
+
+/// The CPU primitives (runtime/ops/cpu).
+const DeviceKernels &cpuKernels();
+
+#ifdef COMPOSER_WITH_CUDA
+/// The CUDA primitives (runtime/ops/cuda), on the current stream.
+const DeviceKernels &cudaKernels();
+#endif
+
+} // namespace composer::ops
+
+#endif // COMPOSER_RUNTIME_OPS_KERNELS_H
