@@ -34,5 +34,12 @@ if command -v update-alternatives >/dev/null; then
 fi
 
 [ "${1:-}" = "--no-build" ] && exit 0
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+# The fused ops' CUDA kernels are compiled wherever nvcc is (CI keeps them
+# building); they run only with a CUDA LibTorch.
+cuda_kernels=OFF
+if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
+  cuda_kernels=ON
+fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCOMPOSER_BUILD_CUDA_KERNELS="$cuda_kernels"
 cmake --build build -j"${JOBS:-2}"

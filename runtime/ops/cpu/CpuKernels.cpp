@@ -20,6 +20,10 @@
 #include <tuple>
 #include <vector>
 
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
+
 namespace composer::ops::COMPOSER_CPU_ISA {
 namespace {
 
@@ -129,12 +133,169 @@ at::Tensor filterTaps(const at::Tensor &filter, int64_t channels) {
   return coefficients<Acc>(filter.reshape({channels, 9}));
 }
 
+//===----------------------------------------------------------------------===//
+// Blur fast path: fp32 at stride 1 (BlurPool's blur-first form, and every
+// stride-1 backward), written with AVX2 intrinsics; other builds and cases
+// take the generic loops.
+//===----------------------------------------------------------------------===//
+
+#ifdef __AVX2__
+/// Eight floats, or the first `count` of them.
+struct Vec {
+  static constexpr int64_t size() { return 8; }
+  static __m256i mask(int64_t count) {
+    static const int32_t lanes[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
+                                      0,  0,  0,  0,  0,  0,  0,  0};
+    return _mm256_loadu_si256(
+        reinterpret_cast<const __m256i *>(lanes + 8 - count));
+  }
+  static __m256 load(const float *p, int64_t count) {
+    return count == 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, mask(count));
+  }
+  static void store(float *p, __m256 v, int64_t count) {
+    if (count == 8)
+      _mm256_storeu_ps(p, v);
+    else
+      _mm256_maskstore_ps(p, mask(count), v);
+  }
+};
+
+/// One output row (NCHW) from up to three input rows (null: padding).
+void blurRowStride1(const float *const rows[3], int64_t w, const float *k,
+                    float *out) {
+  auto edge = [&](int64_t j) {
+    float sum = 0;
+    for (int64_t a = 0; a < 3; ++a)
+      for (int64_t b = 0; b < 3; ++b) {
+        int64_t x = j + b - 1;
+        if (rows[a] && x >= 0 && x < w)
+          sum += k[a * 3 + b] * rows[a][x];
+      }
+    return sum;
+  };
+  out[0] = edge(0);
+  if (w == 1)
+    return;
+  out[w - 1] = edge(w - 1);
+  __m256 taps[9];
+  for (int64_t t = 0; t < 9; ++t)
+    taps[t] = _mm256_set1_ps(k[t]);
+  // Interior columns [1, w - 1): every tap inside the row.
+  auto interior = [&](int64_t j, int64_t count) {
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t a = 0; a < 3; ++a) {
+      if (!rows[a])
+        continue;
+      const float *r = rows[a] + j - 1;
+      acc = _mm256_fmadd_ps(Vec::load(r, count), taps[a * 3], acc);
+      acc = _mm256_fmadd_ps(Vec::load(r + 1, count), taps[a * 3 + 1], acc);
+      acc = _mm256_fmadd_ps(Vec::load(r + 2, count), taps[a * 3 + 2], acc);
+    }
+    Vec::store(out + j, acc, count);
+  };
+  int64_t j = 1;
+  for (; j + Vec::size() <= w - 1; j += Vec::size())
+    interior(j, Vec::size());
+  if (j < w - 1)
+    interior(j, w - 1 - j);
+}
+
+at::Tensor blurStride1Float(const at::Tensor &input, const at::Tensor &filter,
+                            Layout layout) {
+  int64_t n = input.size(0), c = input.size(1), h = input.size(2),
+          w = input.size(3);
+  at::Tensor out = empty4d(input.sizes(), input.options(), layout);
+  at::Tensor taps = filterTaps<float>(filter, c);
+  const float *in = input.data_ptr<float>();
+  float *o = out.data_ptr<float>();
+  if (layout == Layout::NCHW) {
+    const float *k = taps.data_ptr<float>();
+    at::parallel_for(0, n * c * h, grainFor(w * 9), [&](int64_t b, int64_t e) {
+      for (int64_t idx = b; idx < e; ++idx) {
+        int64_t plane = idx / h, i = idx % h;
+        const float *rows[3];
+        for (int64_t a = 0; a < 3; ++a) {
+          int64_t y = i + a - 1;
+          rows[a] = y >= 0 && y < h ? in + (plane * h + y) * w : nullptr;
+        }
+        blurRowStride1(rows, w, k + (plane % c) * 9, o + idx * w);
+      }
+    });
+    return out;
+  }
+  // channels_last: each output pixel sweeps the channels contiguously (the
+  // filter's (9, C) taps stay in L1).
+  at::Tensor transposed = taps.t().contiguous();
+  const float *kt = transposed.data_ptr<float>();
+  at::parallel_for(0, n * h, grainFor(w * c * 9), [&](int64_t b, int64_t e) {
+    for (int64_t idx = b; idx < e; ++idx) {
+      int64_t s = idx / h, i = idx % h;
+      const float *rows[3];
+      for (int64_t a = 0; a < 3; ++a) {
+        int64_t y = i + a - 1;
+        rows[a] = y >= 0 && y < h ? in + (s * h + y) * w * c : nullptr;
+      }
+      float *dst = o + idx * w * c;
+      for (int64_t j = 0; j < w; ++j) {
+        // The taps inside the image for this pixel.
+        const float *src[9];
+        const float *tap[9];
+        int count = 0;
+        for (int64_t a = 0; a < 3; ++a)
+          for (int64_t bb = 0; bb < 3; ++bb) {
+            int64_t x = j + bb - 1;
+            if (rows[a] && x >= 0 && x < w) {
+              src[count] = rows[a] + x * c;
+              tap[count++] = kt + (a * 3 + bb) * c;
+            }
+          }
+        // Four channel vectors at a time: independent FMA chains.
+        int64_t c0 = 0;
+        for (; c0 + 4 * Vec::size() <= c; c0 += 4 * Vec::size()) {
+          __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0,
+                 acc3 = acc0;
+          for (int t = 0; t < count; ++t) {
+            const float *p = src[t] + c0, *k = tap[t] + c0;
+            acc0 =
+                _mm256_fmadd_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(k), acc0);
+            acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(p + 8),
+                                   _mm256_loadu_ps(k + 8), acc1);
+            acc2 = _mm256_fmadd_ps(_mm256_loadu_ps(p + 16),
+                                   _mm256_loadu_ps(k + 16), acc2);
+            acc3 = _mm256_fmadd_ps(_mm256_loadu_ps(p + 24),
+                                   _mm256_loadu_ps(k + 24), acc3);
+          }
+          float *d = dst + j * c + c0;
+          _mm256_storeu_ps(d, acc0);
+          _mm256_storeu_ps(d + 8, acc1);
+          _mm256_storeu_ps(d + 16, acc2);
+          _mm256_storeu_ps(d + 24, acc3);
+        }
+        for (; c0 < c; c0 += Vec::size()) {
+          int64_t lanes = std::min<int64_t>(Vec::size(), c - c0);
+          __m256 acc = _mm256_setzero_ps();
+          for (int t = 0; t < count; ++t)
+            acc = _mm256_fmadd_ps(Vec::load(src[t] + c0, lanes),
+                                  Vec::load(tap[t] + c0, lanes), acc);
+          Vec::store(dst + j * c + c0, acc, lanes);
+        }
+      }
+    }
+  });
+  return out;
+}
+#endif // __AVX2__
+
 at::Tensor blur(const at::Tensor &input, const at::Tensor &filter,
                 BlurGeometry g) {
   Layout layout = layoutOf(input);
   int64_t n = input.size(0), c = input.size(1), h = input.size(2),
           w = input.size(3);
   int64_t sh = g.strideH, sw = g.strideW;
+#ifdef __AVX2__
+  if (sh == 1 && sw == 1 && input.scalar_type() == at::kFloat)
+    return blurStride1Float(input, filter, layout);
+#endif
   int64_t oh = (h - 1) / sh + 1, ow = (w - 1) / sw + 1;
   at::Tensor out = empty4d({n, c, oh, ow}, input.options(), layout);
   AT_DISPATCH_FLOATING_TYPES_AND2(
@@ -229,6 +390,12 @@ at::Tensor blurBackward(const at::Tensor &gradOutput, const at::Tensor &filter,
   TORCH_CHECK(oh == (h - 1) / sh + 1 && ow == (w - 1) / sw + 1,
               "composer blur backward: gradient size ", gradOutput.sizes(),
               " does not match an input of ", h, "x", w);
+  // At stride 1 the gradient is the blur of the gradient with the filter
+  // turned by 180 degrees.
+#ifdef __AVX2__
+  if (sh == 1 && sw == 1 && gradOutput.scalar_type() == at::kFloat)
+    return blurStride1Float(gradOutput, filter.flip({2, 3}), layout);
+#endif
   at::Tensor dx = empty4d({n, c, h, w}, gradOutput.options(), layout);
   AT_DISPATCH_FLOATING_TYPES_AND2(
       at::kBFloat16, at::kHalf, gradOutput.scalar_type(),
@@ -498,10 +665,14 @@ at::Tensor maxBlurBackward(const at::Tensor &gradOutput,
         bool nchw = layout == Layout::NCHW;
         int64_t tasks = nchw ? n * c : n, lanes = nchw ? 1 : c;
         int64_t rowLanes = mm.mw * lanes;
+        TORCH_CHECK(planeSize * lanes < (int64_t(1) << 31),
+                    "composer blur_max_pool2d backward: image too large");
         at::parallel_for(0, tasks, 1, [&](int64_t b, int64_t e) {
           std::vector<Acc> dAcc(planeSize * lanes), dRow(rowLanes),
               best(rowLanes);
-          std::vector<int64_t> arg(rowLanes);
+          // int32 positions: same lane width as float, so the selects
+          // vectorize.
+          std::vector<int32_t> arg(rowLanes);
           for (int64_t task = b; task < e; ++task) {
             const scalar_t *image = in + task * planeSize * lanes;
             const Acc *kc = k + (nchw ? (task % c) * 9 : 0);
@@ -511,7 +682,7 @@ at::Tensor maxBlurBackward(const at::Tensor &gradOutput,
                           lanes, dRow.data());
               std::fill(best.begin(), best.end(),
                         -std::numeric_limits<Acc>::infinity());
-              std::fill(arg.begin(), arg.end(), int64_t(-1));
+              std::fill(arg.begin(), arg.end(), -1);
               for (int64_t kh = 0; kh < pool.kernelH; ++kh) {
                 int64_t y = mm.inputRow(m, kh);
                 if (y < 0)
@@ -520,11 +691,13 @@ at::Tensor maxBlurBackward(const at::Tensor &gradOutput,
                   int64_t first, last, offset;
                   mm.columns(kw, first, last, offset);
                   // Lane i of the row reads input element i + shift.
-                  int64_t shift = (y * mm.w + offset) * lanes;
+                  int32_t shift = int32_t((y * mm.w + offset) * lanes);
                   const scalar_t *src = image + shift;
                   Acc *bp = best.data();
-                  int64_t *ap = arg.data();
-                  for (int64_t i = first * lanes; i < last * lanes; ++i) {
+                  int32_t *ap = arg.data();
+                  int32_t begin = int32_t(first * lanes),
+                          end = int32_t(last * lanes);
+                  _Pragma("omp simd") for (int32_t i = begin; i < end; ++i) {
                     Acc v = Acc(src[i]);
                     bool wins = beats(v, bp[i]);
                     bp[i] = wins ? v : bp[i];
@@ -641,6 +814,7 @@ void mapChannels(Layout layout, int64_t n, int64_t c, int64_t hw, int64_t group,
       for (int64_t plane = b; plane < e; ++plane) {
         int64_t kc = (plane / c / group) * c + plane % c;
         int64_t base = plane * hw;
+#pragma omp simd
         for (int64_t i = 0; i < hw; ++i)
           fn(base + i, kc);
       }
@@ -651,6 +825,7 @@ void mapChannels(Layout layout, int64_t n, int64_t c, int64_t hw, int64_t group,
     for (int64_t p = b; p < e; ++p) {
       int64_t k = p / hw / group;
       int64_t base = p * c;
+#pragma omp simd
       for (int64_t j = 0; j < c; ++j)
         fn(base + j, k * c + j);
     }

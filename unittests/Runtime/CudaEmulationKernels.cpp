@@ -1,0 +1,21 @@
+//===- CudaEmulationKernels.cpp - the CUDA kernels, built for the host ----===//
+//
+// runtime/ops/cuda's kernels as C++, their launches run by CudaEmulation.h,
+// for OpsCudaEmulationTest on machines without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COMPOSER_CUDA_EMULATION
+#define COMPOSER_CUDA_EMULATION
+#endif
+#include "CudaEmulation.h"
+
+#include "../../runtime/ops/cuda/Affine.cu"
+#include "../../runtime/ops/cuda/Blur.cu"
+#include "../../runtime/ops/cuda/Common.cu"
+#include "../../runtime/ops/cuda/Reduce.cu"
+
+// The CUDA runtime's, for CudaKernels.cpp's messages; no libcudart needed.
+const char *cudaGetErrorString(cudaError_t error) {
+  return error == cudaSuccess ? "no error" : "CUDA error (emulated launch)";
+}
