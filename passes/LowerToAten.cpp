@@ -126,11 +126,16 @@ FailureOr<Value> lowerSqueezeExcite(SqueezeExciteOp se, OpBuilder &builder,
       "aten::mean",
       {se.getInput(), aten.intList({2, 3}), aten.boolean(false), aten.none()},
       tensorType);
-  Value hidden = builder.create<LinearOp>(loc, tensorType, pooled, se.getFc1(),
-                                          aten.none());
+  // The weights follow the activation's dtype: under mixed precision the
+  // input is bf16/fp16 while the new weights stay fp32 (master weights).
+  auto like = [&](Value weight) {
+    return aten.node("aten::type_as", {weight, pooled}, tensorType);
+  };
+  Value hidden = builder.create<LinearOp>(loc, tensorType, pooled,
+                                          like(se.getFc1()), aten.none());
   hidden = builder.create<ReluOp>(loc, tensorType, hidden, UnitAttr());
-  Value gate = builder.create<LinearOp>(loc, tensorType, hidden, se.getFc2(),
-                                        aten.none());
+  Value gate = builder.create<LinearOp>(loc, tensorType, hidden,
+                                        like(se.getFc2()), aten.none());
   gate = builder.create<SigmoidOp>(loc, tensorType, gate, UnitAttr());
   for (int i = 0; i < 2; ++i)
     gate = aten.node("aten::unsqueeze", {gate, aten.integer(-1)}, tensorType);

@@ -49,9 +49,11 @@ module {
 // LOWERED: %[[Y:.*]] = composer.conv2d %{{.*}}, %{{.*}}, %{{.*}} {dilation = array<i64: 1, 1>, groups = 2
 // LOWERED: %[[DIMS:.*]] = composer.constant([2, 3]) : !composer.list<!composer.int>
 // LOWERED: %[[M:.*]] = composer.op "aten::mean"(%[[Y]], %[[DIMS]], %{{.*}}, %{{.*}})
-// LOWERED: %[[H:.*]] = composer.linear %[[M]]
+// LOWERED: %[[W1:.*]] = composer.op "aten::type_as"(%{{.*}}, %[[M]])
+// LOWERED: %[[H:.*]] = composer.linear %[[M]], %[[W1]]
 // LOWERED: %[[R:.*]] = composer.relu %[[H]]
-// LOWERED: %[[G:.*]] = composer.linear %[[R]]
+// LOWERED: %[[W2:.*]] = composer.op "aten::type_as"(%{{.*}}, %[[M]])
+// LOWERED: %[[G:.*]] = composer.linear %[[R]], %[[W2]]
 // LOWERED: %[[SIG:.*]] = composer.sigmoid %[[G]]
 // LOWERED: %[[U1:.*]] = composer.op "aten::unsqueeze"(%[[SIG]]
 // LOWERED: %[[U2:.*]] = composer.op "aten::unsqueeze"(%[[U1]]
