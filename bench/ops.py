@@ -17,7 +17,6 @@ hits both) and the speedup aten / runtime per case, and the geometric mean
 per op.
 """
 import argparse
-import ctypes
 import math
 import os
 import time
@@ -25,17 +24,10 @@ import time
 import torch
 import torch.nn.functional as F
 
+from process_settings import retain_freed_host_memory
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_LIB = os.path.join(ROOT, "build", "lib", "libComposerRuntime.so")
-
-
-def retain_freed_memory():
-    """composer-train's allocator settings (runtime/ProcessSettings.cpp)."""
-    libc = ctypes.CDLL("libc.so.6")
-    M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3
-    libc.mallopt(M_MMAP_THRESHOLD, 32 << 20)
-    libc.mallopt(M_TRIM_THRESHOLD, 1 << 30)
-    libc.mallopt(M_TOP_PAD, 64 << 20)
 
 
 def binomial(channels):
@@ -118,7 +110,7 @@ def main():
     parser.add_argument("--only", help="run only this op")
     args = parser.parse_args()
 
-    retain_freed_memory()
+    retain_freed_host_memory()
     torch.ops.load_library(args.lib)
     torch.manual_seed(0)
     dtype = getattr(torch, args.dtype)

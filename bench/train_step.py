@@ -31,6 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRAIN = os.path.join(ROOT, "build", "bin", "composer-train")
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 from fashion_resnet import FashionResNet  # noqa: E402
+from process_settings import retain_freed_host_memory  # noqa: E402
 from train_metrics import seconds_per_step  # noqa: E402
 
 
@@ -81,16 +82,6 @@ def composer_step(model_path, batch, steps, warmup, threads, tmp):
                               jsonl=jsonl))
     subprocess.run([TRAIN, recipe], check=True)
     return seconds_per_step(jsonl, steps, warmup)
-
-
-def retain_freed_host_memory():
-    """What composer-train does at start (runtime/ProcessSettings.cpp)."""
-    import ctypes
-    libc = ctypes.CDLL("libc.so.6")
-    M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3
-    libc.mallopt(M_MMAP_THRESHOLD, 32 << 20)
-    libc.mallopt(M_TRIM_THRESHOLD, 1 << 30)
-    libc.mallopt(M_TOP_PAD, 64 << 20)
 
 
 def eager_in_process(case, batch, steps, warmup, threads, retain):

@@ -79,15 +79,6 @@ at::Tensor asImages(const at::Tensor &t) {
   return flat.view({n, c, flat.numel() / std::max<int64_t>(1, n * c), 1});
 }
 
-/// (K, 1): how many values each chunk of samples normalizes over.
-at::Tensor chunkCounts(int64_t n, int64_t chunk, int64_t perSample,
-                       const at::TensorOptions &options) {
-  int64_t chunks = (n + chunk - 1) / chunk;
-  at::Tensor counts = at::full({chunks, 1}, double(chunk * perSample), options);
-  counts[chunks - 1].fill_(double((n - (chunks - 1) * chunk) * perSample));
-  return counts;
-}
-
 at::Tensor perChannel(const c10::optional<at::Tensor> &t, int64_t channels,
                       double fill, at::ScalarType dtype,
                       const at::Device &device, const char *what) {

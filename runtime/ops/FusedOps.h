@@ -11,9 +11,22 @@
 #define COMPOSER_RUNTIME_OPS_FUSEDOPS_H
 
 #include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 
 #include <array>
 #include <tuple>
+
+namespace composer::ops {
+
+/// The registered operator `composer::<name>`, typed for calls.
+template <typename Signature>
+c10::TypedOperatorHandle<Signature> composerOp(const char *name) {
+  return c10::Dispatcher::singleton()
+      .findSchemaOrThrow(name, "")
+      .template typed<Signature>();
+}
+
+} // namespace composer::ops
 
 namespace composer::ops::impl {
 

@@ -91,6 +91,16 @@ struct DeviceKernels {
                              at::ScalarType dtype);
 };
 
+/// (K, 1): how many values each chunk of `chunk` samples (of n, with
+/// `perSample` values each) reduces over; the last chunk may be smaller.
+inline at::Tensor chunkCounts(int64_t n, int64_t chunk, int64_t perSample,
+                              const at::TensorOptions &options) {
+  int64_t chunks = (n + chunk - 1) / chunk;
+  at::Tensor counts = at::full({chunks, 1}, double(chunk * perSample), options);
+  counts[chunks - 1].fill_(double((n - (chunks - 1) * chunk) * perSample));
+  return counts;
+}
+
 /// The CPU primitives (runtime/ops/cpu).
 const DeviceKernels &cpuKernels();
 

@@ -2,30 +2,20 @@
 
 #include "composer/Runtime/Ops.h"
 
-#include <ATen/core/dispatch/Dispatcher.h>
+#include "FusedOps.h"
 
 namespace composer::ops {
-namespace {
-
-template <typename Signature>
-c10::TypedOperatorHandle<Signature> lookup(const char *name) {
-  return c10::Dispatcher::singleton()
-      .findSchemaOrThrow(name, "")
-      .template typed<Signature>();
-}
-
-} // namespace
-
 at::Tensor blurPool2d(const at::Tensor &input, const at::Tensor &filter,
                       at::IntArrayRef stride) {
-  static auto op = lookup<decltype(blurPool2d)>("composer::blur_pool2d");
+  static auto op = composerOp<decltype(blurPool2d)>("composer::blur_pool2d");
   return op.call(input, filter, stride);
 }
 
 at::Tensor blurMaxPool2d(const at::Tensor &input, const at::Tensor &filter,
                          at::IntArrayRef kernelSize, at::IntArrayRef padding,
                          at::IntArrayRef dilation, at::IntArrayRef stride) {
-  static auto op = lookup<decltype(blurMaxPool2d)>("composer::blur_max_pool2d");
+  static auto op =
+      composerOp<decltype(blurMaxPool2d)>("composer::blur_max_pool2d");
   return op.call(input, filter, kernelSize, padding, dilation, stride);
 }
 
@@ -38,14 +28,15 @@ at::Tensor ghostBatchNorm(const at::Tensor &input,
                           int64_t ghostBatchSize,
                           c10::optional<at::ScalarType> dtype) {
   static auto op =
-      lookup<decltype(ghostBatchNorm)>("composer::ghost_batch_norm");
+      composerOp<decltype(ghostBatchNorm)>("composer::ghost_batch_norm");
   return op.call(input, weight, bias, runningMean, runningVar, training,
                  momentum, eps, ghostBatchSize, dtype);
 }
 
 at::Tensor squeezeExcite(const at::Tensor &input, const at::Tensor &fc1,
                          const at::Tensor &fc2) {
-  static auto op = lookup<decltype(squeezeExcite)>("composer::squeeze_excite");
+  static auto op =
+      composerOp<decltype(squeezeExcite)>("composer::squeeze_excite");
   return op.call(input, fc1, fc2);
 }
 

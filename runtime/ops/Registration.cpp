@@ -8,7 +8,6 @@
 
 #include "FusedOps.h"
 
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/autograd.h>
 #include <torch/library.h>
 
@@ -17,13 +16,6 @@ using torch::autograd::variable_list;
 
 namespace composer::ops {
 namespace {
-
-template <typename Signature>
-c10::TypedOperatorHandle<Signature> composerOp(const char *name) {
-  return c10::Dispatcher::singleton()
-      .findSchemaOrThrow(name, "")
-      .template typed<Signature>();
-}
 
 using OptionalTensor = c10::optional<at::Tensor>;
 

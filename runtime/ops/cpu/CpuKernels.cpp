@@ -832,15 +832,6 @@ void mapChannels(Layout layout, int64_t n, int64_t c, int64_t hw, int64_t group,
   });
 }
 
-/// (K, 1): the elements each chunk of samples reduces over.
-at::Tensor chunkCounts(int64_t n, int64_t chunk, int64_t hw,
-                       const at::TensorOptions &options) {
-  int64_t groups = (n + chunk - 1) / chunk;
-  at::Tensor counts = at::full({groups, 1}, double(chunk * hw), options);
-  counts[groups - 1].fill_(double((n - (groups - 1) * chunk) * hw));
-  return counts;
-}
-
 struct Shape {
   Layout layout;
   int64_t n, c, hw;
