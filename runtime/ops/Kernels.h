@@ -7,7 +7,8 @@
 // Contract for every primitive:
 // - Activations (input, gradOutput, x, dy) are 4-D (N, C, H, W) and
 //   contiguous in NCHW or in channels_last; when several are passed they share
-//   one memory format. Results are allocated in that memory format.
+//   one memory format and one dtype (FusedOps.cpp casts a gradient to its
+//   input's dtype first). Results are allocated in that memory format.
 // - Activations are float32, bfloat16 or float16; `filter` and the
 //   per-channel tensors may have another floating dtype (parameters often stay
 //   fp32 under mixed precision). Per-channel tensors passed in are float32
