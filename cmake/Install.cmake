@@ -6,14 +6,17 @@ include(GNUInstallDirs)
 set(COMPOSER_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ComposerOpt)
 
 install(TARGETS composer-opt RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS ComposerDialect ComposerPasses ComposerTorchScript
-                ComposerTorchScriptPlugin ComposerAPI
+install(TARGETS ComposerDialect ComposerPasses ComposerTorchScriptPlugin
+                ComposerAPI
   EXPORT ComposerOptTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-# Beside libComposerTorchScript, which loads it to export runtime ops
-# (--lower-to=runtime); Python loads it to run them.
-install(TARGETS ComposerRuntime LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# Loaded at run time, never linked: the TorchScript plugin, found beside
+# libComposerTorchScriptPlugin; and the runtime library beside it, which the
+# plugin loads to export runtime ops (--lower-to=runtime) and Python loads to
+# run them.
+install(TARGETS ComposerTorchScript ComposerRuntime
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/composer
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 install(DIRECTORY ${PROJECT_BINARY_DIR}/include/composer

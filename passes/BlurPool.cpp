@@ -3,15 +3,18 @@
 // BlurPool (Zhang 2019) as METHODS.md states it: a binomial blur before each
 // strided convolution (or after it, run at stride 1) and after each max
 // pool, run at stride 1. Sites are found from the graph: any 2-D convolution
-// with a stride above 1, any max pool.
+// with a stride above 1, any max pool. Also the lowerings of blur_pool2d to
+// aten ops and to the runtime's operators.
 //
 //===----------------------------------------------------------------------===//
 
-#include "composer/Passes/PassUtils.h"
+#include "MethodLowering.h"
+#include "PassUtils.h"
+#include "Report.h"
 #include "composer/Passes/Passes.h"
-#include "composer/Passes/Report.h"
+#include "composer/Support/StatePaths.h"
 
-#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace composer {
 #define GEN_PASS_DEF_BLURPOOL
@@ -38,116 +41,267 @@ bool isStrided(ArrayRef<int64_t> stride) {
   return llvm::any_of(stride, [](int64_t s) { return s > 1; });
 }
 
-struct BlurPoolPass : public composer::impl::BlurPoolBase<BlurPoolPass> {
-  using BlurPoolBase::BlurPoolBase;
+/// What the pass's patterns share: the module they add filters to, its
+/// symbol tables and the site report.
+struct BlurSites {
+  ModuleOp module;
+  SymbolTableCollection &symbolTables;
+  SiteReport &report;
 
-  void runOnOperation() override;
-
-private:
   /// A blur of `input` with `channels` channels, its filter a new buffer
   /// under `owner`.
   Value createBlur(OpBuilder &builder, Location loc, Value input,
-                   int64_t channels, StringRef owner, ArrayRef<int64_t> stride);
-  void rewriteConv(Operation *conv, Value input, Value weight,
-                   ArrayRef<int64_t> stride, int64_t groups,
-                   SiteReport &report);
-  void rewriteMaxPool(MaxPool2dOp pool, SiteReport &report);
-};
-
-Value BlurPoolPass::createBlur(OpBuilder &builder, Location loc, Value input,
-                               int64_t channels, StringRef owner,
-                               ArrayRef<int64_t> stride) {
-  MLIRContext *ctx = &getContext();
-  auto filterType = TorchTensorType::get(ctx, true, {channels, 1, 3, 3},
-                                         Float32Type::get(ctx));
-  Value filter = createBuffer(builder, getOperation(),
+                   int64_t channels, StringRef owner,
+                   ArrayRef<int64_t> stride) {
+    MLIRContext *ctx = builder.getContext();
+    auto filterType = TorchTensorType::get(ctx, true, {channels, 1, 3, 3},
+                                           Float32Type::get(ctx));
+    Value filter =
+        createState<BufferOp>(builder, symbolTables.getSymbolTable(module),
                               joinStatePath(owner, "blurpool.filter"),
                               filterType, binomialFilter(ctx), loc);
-  return builder.create<BlurPool2dOp>(loc, TorchTensorType::get(ctx), input,
-                                      filter,
-                                      builder.getDenseI64ArrayAttr(stride));
-}
-
-void BlurPoolPass::rewriteConv(Operation *conv, Value input, Value weight,
-                               ArrayRef<int64_t> stride, int64_t groups,
-                               SiteReport &report) {
-  if (!isStrided(stride))
-    return; // Not a site: stride-1 convolutions do not downsample.
-  TorchTensorType weightType = getDeclaredStateType(weight);
-  if (!weightType)
-    return report.skip(conv, "weight is not a parameter");
-  if (weightType.getRank() != 4)
-    return report.skip(conv, "not a 2-D convolution");
-  int64_t inChannels = weightType.getSizes()[1] * groups;
-  if (inChannels < minChannels)
-    return report.skip(conv, "in_channels < min-channels");
-  if (input.getDefiningOp<BlurPool2dOp>())
-    return report.skip(conv, "input already blurred");
-  std::string owner = getStateOwnerPath(weight).value_or(getModulePath(conv));
-  OpBuilder builder(conv);
-  Location loc = conv->getLoc();
-  if (blurFirst) {
-    Value blurred = createBlur(builder, loc, input, inChannels, owner, {1, 1});
-    conv->setOperand(0, blurred);
-  } else {
-    conv->setAttr("stride", builder.getDenseI64ArrayAttr({1, 1}));
-    builder.setInsertionPointAfter(conv);
-    Value result = conv->getResult(0);
-    // The output type no longer holds at stride 1.
-    result.setType(TorchTensorType::get(&getContext()));
-    Value blurred = createBlur(builder, loc, result, weightType.getSizes()[0],
-                               owner, stride);
-    result.replaceAllUsesExcept(blurred, blurred.getDefiningOp());
+    return builder.create<BlurPool2dOp>(loc, TorchTensorType::get(ctx), input,
+                                        filter,
+                                        builder.getDenseI64ArrayAttr(stride));
   }
-  report.match(conv);
-}
+};
 
-void BlurPoolPass::rewriteMaxPool(MaxPool2dOp pool, SiteReport &report) {
-  Value result = pool.getResult();
-  if (llvm::any_of(result.getUsers(),
-                   [](Operation *user) { return isa<BlurPool2dOp>(user); }))
-    return report.skip(pool, "already followed by a blur");
-  std::optional<int64_t> channels = inferChannels(pool.getSelf());
-  if (!channels)
-    return report.skip(pool, "channel count unknown (give --input-spec)");
-  SmallVector<int64_t> stride(pool.getStride());
-  if (stride.empty())
-    stride.assign(pool.getKernelSize().begin(), pool.getKernelSize().end());
-  OpBuilder builder(pool);
-  pool.setStrideAttr(builder.getDenseI64ArrayAttr({1, 1}));
-  result.setType(TorchTensorType::get(&getContext()));
-  builder.setInsertionPointAfter(pool);
-  std::string owner = getModulePath(pool);
-  Value blurred = createBlur(builder, pool.getLoc(), result, *channels,
-                             owner.empty() ? "maxpool" : owner, stride);
-  result.replaceAllUsesExcept(blurred, blurred.getDefiningOp());
-  report.match(pool);
-}
+/// A strided 2-D convolution: blurred before (blur-first) or run at stride
+/// 1 and blurred after.
+struct BlurStridedConvolution : OpInterfaceRewritePattern<ConvolutionLike> {
+  BlurStridedConvolution(MLIRContext *ctx, BlurSites &sites, bool blurFirst,
+                         int64_t minChannels)
+      : OpInterfaceRewritePattern(ctx), sites(sites), blurFirst(blurFirst),
+        minChannels(minChannels) {}
 
-void BlurPoolPass::runOnOperation() {
-  ModuleOp module = getOperation();
-  SiteReport report(module, getArgument());
-  // Collect first: rewriting inserts ops the walk would visit.
-  SmallVector<Operation *> sites;
-  module.walk([&](Operation *op) {
-    if ((replaceConvs && isa<Conv2dOp, ConvolutionOp>(op)) ||
-        (replaceMaxpools && isa<MaxPool2dOp>(op)))
-      sites.push_back(op);
-  });
-  for (Operation *site : sites) {
-    if (auto conv = dyn_cast<Conv2dOp>(site))
-      rewriteConv(conv, conv.getInput(), conv.getWeight(), conv.getStride(),
-                  conv.getGroups(), report);
-    else if (auto conv = dyn_cast<ConvolutionOp>(site)) {
-      if (conv.getTransposed() || conv.getStride().size() != 2)
-        continue;
-      rewriteConv(conv, conv.getInput(), conv.getWeight(), conv.getStride(),
-                  conv.getGroups(), report);
+  LogicalResult matchAndRewrite(ConvolutionLike conv,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<int64_t> stride(conv.getStride());
+    // Not a site: stride-1 convolutions do not downsample.
+    if (conv.isTransposed() || conv.getNumSpatialDims() != 2 ||
+        !isStrided(stride))
+      return failure();
+    auto skip = [&](StringRef reason) {
+      sites.report.skip(conv, reason);
+      return failure();
+    };
+    TorchTensorType weightType =
+        getDeclaredStateType(conv.getWeight(), sites.symbolTables);
+    if (!weightType)
+      return skip("weight is not a parameter");
+    if (weightType.getRank() != 4)
+      return skip("not a 2-D convolution");
+    int64_t inChannels = weightType.getSizes()[1] * conv.getGroups();
+    if (inChannels < minChannels)
+      return skip("in_channels < min-channels");
+    if (conv.getInput().getDefiningOp<BlurPool2dOp>())
+      return skip("input already blurred");
+    std::string owner =
+        getStateOwnerPath(conv.getWeight()).value_or(getModulePath(conv));
+    Location loc = conv->getLoc();
+    if (blurFirst) {
+      Value blurred = sites.createBlur(rewriter, loc, conv.getInput(),
+                                       inChannels, owner, {1, 1});
+      rewriter.modifyOpInPlace(conv,
+                               [&] { conv.getInputMutable().set(blurred); });
     } else {
-      rewriteMaxPool(cast<MaxPool2dOp>(site), report);
+      Value result = conv->getResult(0);
+      rewriter.modifyOpInPlace(conv, [&] {
+        conv.setStride({1, 1});
+        // The output type no longer holds at stride 1.
+        result.setType(TorchTensorType::get(rewriter.getContext()));
+      });
+      rewriter.setInsertionPointAfter(conv);
+      Value blurred = sites.createBlur(rewriter, loc, result,
+                                       weightType.getSizes()[0], owner, stride);
+      rewriter.replaceAllUsesExcept(result, blurred, blurred.getDefiningOp());
     }
+    sites.report.match(conv);
+    return success();
   }
-  report.emit("sites blurred");
-}
+
+  BlurSites &sites;
+  bool blurFirst;
+  int64_t minChannels;
+};
+
+/// A max pool: run at stride 1 and blurred after with its stride.
+struct BlurMaxPool : OpRewritePattern<MaxPool2dOp> {
+  BlurMaxPool(MLIRContext *ctx, BlurSites &sites)
+      : OpRewritePattern(ctx), sites(sites) {}
+
+  LogicalResult matchAndRewrite(MaxPool2dOp pool,
+                                PatternRewriter &rewriter) const override {
+    auto skip = [&](StringRef reason) {
+      sites.report.skip(pool, reason);
+      return failure();
+    };
+    Value result = pool.getResult();
+    if (llvm::any_of(result.getUsers(),
+                     [](Operation *user) { return isa<BlurPool2dOp>(user); }))
+      return skip("already followed by a blur");
+    std::optional<int64_t> channels =
+        inferChannels(pool.getSelf(), sites.symbolTables);
+    if (!channels)
+      return skip("channel count unknown (give --input-spec)");
+    SmallVector<int64_t> stride(pool.getStride());
+    if (stride.empty())
+      stride.assign(pool.getKernelSize().begin(), pool.getKernelSize().end());
+    rewriter.modifyOpInPlace(pool, [&] {
+      pool.setStrideAttr(rewriter.getDenseI64ArrayAttr({1, 1}));
+      result.setType(TorchTensorType::get(rewriter.getContext()));
+    });
+    rewriter.setInsertionPointAfter(pool);
+    std::string owner = getModulePath(pool);
+    Value blurred = sites.createBlur(rewriter, pool.getLoc(), result, *channels,
+                                     owner.empty() ? "maxpool" : owner, stride);
+    rewriter.replaceAllUsesExcept(result, blurred, blurred.getDefiningOp());
+    sites.report.match(pool);
+    return success();
+  }
+
+  BlurSites &sites;
+};
+
+struct BlurPoolPass : public composer::impl::BlurPoolBase<BlurPoolPass> {
+  using BlurPoolBase::BlurPoolBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    SymbolTableCollection symbolTables;
+    SiteReport report(module, getArgument());
+    BlurSites sites{module, symbolTables, report};
+    RewritePatternSet patterns(ctx);
+    if (replaceConvs)
+      patterns.add<BlurStridedConvolution>(ctx, sites, blurFirst, minChannels);
+    if (replaceMaxpools)
+      patterns.add<BlurMaxPool>(ctx, sites);
+    applyPatternsOnce(module, std::move(patterns));
+    report.emit("sites blurred");
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Lowerings
+//===----------------------------------------------------------------------===//
+
+/// blur_pool2d as aten: a depthwise conv2d with the filter at padding 1, or,
+/// when the input is smaller than the filter, the input subsampled by the
+/// stride.
+struct BlurPoolToAten : OpConversionPattern<BlurPool2dOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(BlurPool2dOp blur, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    MLIRContext *ctx = blur.getContext();
+    TorchTensorType filterType =
+        getDeclaredStateType(adaptor.getFilter(), symbolTables);
+    if (!filterType)
+      filterType = cast<TorchTensorType>(adaptor.getFilter().getType());
+    if (!filterType.hasStaticShape())
+      return rewriter.notifyMatchFailure(
+          blur, "the filter's channel count is unknown");
+    int64_t channels = filterType.getSizes()[0];
+    ArrayRef<int64_t> stride = blur.getStride();
+    auto intType = IntType::get(ctx);
+    auto tensorType = TorchTensorType::get(ctx);
+    AtenBuilder aten(rewriter, blur.getLoc());
+    Value input = adaptor.getInput();
+    Value height = aten.node("aten::size", {input, aten.integer(-2)}, intType);
+    Value width = aten.node("aten::size", {input, aten.integer(-1)}, intType);
+    Value smallest = aten.node("prim::min", {height, width}, intType);
+    Value tooSmall =
+        aten.node("aten::lt", {smallest, aten.integer(3)}, BoolType::get(ctx));
+    auto subsample = [&]() {
+      Value subsampled = input;
+      for (auto [dim, step] : llvm::enumerate(stride))
+        if (step > 1)
+          subsampled = aten.node("aten::slice",
+                                 {subsampled, aten.integer(2 + dim),
+                                  aten.none(), aten.none(), aten.integer(step)},
+                                 tensorType);
+      return subsampled;
+    };
+    auto blur2d = [&]() -> Value {
+      return rewriter.create<Conv2dOp>(blur.getLoc(), tensorType, input,
+                                       adaptor.getFilter(), aten.none(),
+                                       rewriter.getDenseI64ArrayAttr(stride),
+                                       rewriter.getDenseI64ArrayAttr({1, 1}),
+                                       rewriter.getDenseI64ArrayAttr({1, 1}),
+                                       rewriter.getI64IntegerAttr(channels));
+    };
+    rewriter.replaceOp(
+        blur,
+        aten.ifElse(tooSmall, tensorType, subsample, blur2d)->getResults());
+    return success();
+  }
+
+  /// The filters' declarations, looked up during one conversion, which adds
+  /// no symbols.
+  mutable SymbolTableCollection symbolTables;
+};
+
+/// composer::blur_pool2d(input, filter, stride).
+struct BlurPoolToRuntime : OpConversionPattern<BlurPool2dOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(BlurPool2dOp blur, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    AtenBuilder aten(rewriter, blur.getLoc());
+    replaceWithRuntimeCall(rewriter, blur, "composer::blur_pool2d",
+                           {adaptor.getInput(), adaptor.getFilter(),
+                            aten.intList(blur.getStride())},
+                           blur.getLoc());
+    return success();
+  }
+};
+
+/// The max pool BlurPool leaves in front of a blur, at stride 1 (where
+/// ceil_mode changes nothing) and used by nothing else, fused with the blur
+/// into composer::blur_max_pool2d(input, filter, kernel_size, padding,
+/// dilation, stride), so the full-size pooled tensor is never materialized.
+struct BlurMaxPoolToRuntime : OpConversionPattern<BlurPool2dOp> {
+  explicit BlurMaxPoolToRuntime(MLIRContext *ctx)
+      : OpConversionPattern(ctx, kFusionBenefit) {}
+
+  LogicalResult
+  matchAndRewrite(BlurPool2dOp blur, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto pool = adaptor.getInput().getDefiningOp<MaxPool2dOp>();
+    if (!pool || !pool->hasOneUse())
+      return failure();
+    // An empty stride is the kernel size, as in aten::max_pool2d.
+    ArrayRef<int64_t> poolStride =
+        pool.getStride().empty() ? pool.getKernelSize() : pool.getStride();
+    if (!llvm::all_of(poolStride, [](int64_t step) { return step == 1; }))
+      return failure();
+    AtenBuilder aten(rewriter, blur.getLoc());
+    replaceWithRuntimeCall(
+        rewriter, blur, "composer::blur_max_pool2d",
+        {pool.getSelf(), adaptor.getFilter(),
+         aten.intList(pool.getKernelSize()), aten.intList(pool.getPadding()),
+         aten.intList(pool.getDilation()), aten.intList(blur.getStride())},
+        FusedLoc::get(blur.getContext(), {pool.getLoc(), blur.getLoc()}));
+    rewriter.eraseOp(pool);
+    return success();
+  }
+};
 
 } // namespace
+
+void composer::populateBlurPoolToAtenPatterns(RewritePatternSet &patterns) {
+  patterns.add<BlurPoolToAten>(patterns.getContext());
+}
+
+void composer::populateBlurPoolToRuntimePatterns(RewritePatternSet &patterns) {
+  patterns.add<BlurPoolToRuntime>(patterns.getContext());
+  patterns.addWithLabel<BlurMaxPoolToRuntime>({"max pools fused"},
+                                              patterns.getContext());
+}
+
+static MethodLoweringRegistration
+    blurPoolLowering({"blurpool", populateBlurPoolToAtenPatterns,
+                      populateBlurPoolToRuntimePatterns});

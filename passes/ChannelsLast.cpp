@@ -7,9 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "composer/Passes/PassUtils.h"
+#include "PassUtils.h"
+#include "Report.h"
 #include "composer/Passes/Passes.h"
-#include "composer/Passes/Report.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringSet.h"
@@ -21,11 +21,9 @@ namespace composer {
 
 using namespace mlir;
 using namespace composer;
+using composer::torch_upstream::MemoryFormat;
 
 namespace {
-
-/// c10::MemoryFormat::ChannelsLast.
-constexpr int64_t kChannelsLast = 2;
 
 /// Whether `value` flows into a convolution's input through ops that keep
 /// the layout (so converting it at entry pays off).
@@ -34,11 +32,10 @@ bool reachesConvolution(Value value, unsigned depth = 0) {
     return false;
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
-    if (isa<Conv2dOp, ConvolutionOp>(user) && use.getOperandNumber() == 0)
-      return true;
-    if (isa<ReluOp, SigmoidOp, SiluOp, HardswishOp, GeluOp, DropoutOp, AddOp,
-            MulOp, BatchNormOp, GhostBatchNormOp, MaxPool2dOp, AvgPool2dOp,
-            BlurPool2dOp, ContiguousOp, ToDtypeOp>(user) &&
+    if (auto conv = dyn_cast<ConvolutionLike>(user))
+      if (&use == &conv.getInputMutable())
+        return true;
+    if (isLayoutSource(use) &&
         reachesConvolution(user->getResult(0), depth + 1))
       return true;
   }
@@ -49,8 +46,8 @@ bool isConvertedAtEntry(Value arg) {
   return llvm::any_of(arg.getUsers(),
                       [](Operation *user) {
                         auto contiguous = dyn_cast<ContiguousOp>(user);
-                        return contiguous &&
-                               contiguous.getMemoryFormat() == kChannelsLast;
+                        return contiguous && contiguous.getMemoryFormat() ==
+                                                 MemoryFormat::ChannelsLast;
                       }) ||
          llvm::any_of(arg.getUsers(), [](Operation *user) {
            return isa<IfOp>(user) &&
@@ -73,7 +70,8 @@ Value ChannelsLastPass::convertAtEntry(OpBuilder &builder, BlockArgument arg) {
   Location loc = arg.getLoc();
   auto toChannelsLast = [&](Value input) -> Value {
     return builder.create<ContiguousOp>(
-        loc, input.getType(), input, builder.getI64IntegerAttr(kChannelsLast));
+        loc, input.getType(), input,
+        MemoryFormatAttr::get(ctx, MemoryFormat::ChannelsLast));
   };
   auto type = cast<TorchTensorType>(arg.getType());
   if (type.getHasRank())
@@ -97,21 +95,16 @@ void ChannelsLastPass::runOnOperation() {
     return signalPassFailure();
 
   // Weights: a property of the parameter, applied once at export.
+  SymbolTableCollection symbolTables;
   llvm::StringSet<> weights;
-  forward.walk([&](Operation *op) {
-    Value weight;
-    if (auto conv = dyn_cast<Conv2dOp>(op))
-      weight = conv.getWeight();
-    else if (auto conv = dyn_cast<ConvolutionOp>(op))
-      weight = conv.getWeight();
-    else
-      return;
+  forward.walk([&](ConvolutionLike conv) {
+    Value weight = conv.getWeight();
     auto read = weight.getDefiningOp<GetParamOp>();
-    TorchTensorType type = getDeclaredStateType(weight);
+    TorchTensorType type = getDeclaredStateType(weight, symbolTables);
     if (!read || !type)
-      return report.skip(op, "weight is not a parameter");
+      return report.skip(conv, "weight is not a parameter");
     if (type.getRank() != 4)
-      return report.skip(op, "not a 2-D convolution");
+      return report.skip(conv, "not a 2-D convolution");
     weights.insert(read.getName());
   });
   for (Operation &op : module.getBody()->getOperations()) {

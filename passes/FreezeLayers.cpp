@@ -6,9 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "composer/Passes/PassUtils.h"
+#include "PassUtils.h"
+#include "Report.h"
 #include "composer/Passes/Passes.h"
-#include "composer/Passes/Report.h"
+#include "composer/Support/StatePaths.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringSet.h"
@@ -41,14 +42,20 @@ struct FreezeLayersPass
   void runOnOperation() override;
 };
 
+/// The parameter `read` reads, or null (a buffer).
+ParameterOp lookupParameter(GetParamOp read,
+                            SymbolTableCollection &symbolTables) {
+  return dyn_cast_or_null<ParameterOp>(lookupStateDecl(read, symbolTables));
+}
+
 /// The modules owning parameters, in the order @forward first reads them.
-SmallVector<std::string> layersInForwardOrder(func::FuncOp forward) {
+SmallVector<std::string>
+layersInForwardOrder(func::FuncOp forward,
+                     SymbolTableCollection &symbolTables) {
   SmallVector<std::string> layers;
   llvm::StringSet<> seen;
   forward.walk([&](GetParamOp read) {
-    Operation *decl =
-        SymbolTable::lookupNearestSymbolFrom(read, read.getNameAttr());
-    if (!isa_and_nonnull<ParameterOp>(decl))
+    if (!lookupParameter(read, symbolTables))
       return;
     std::string owner = *getStateOwnerPath(read.getResult());
     if (seen.insert(owner).second)
@@ -58,12 +65,13 @@ SmallVector<std::string> layersInForwardOrder(func::FuncOp forward) {
 }
 
 void FreezeLayersPass::runOnOperation() {
+  SymbolTableCollection symbolTables;
   ModuleOp module = getOperation();
   SiteReport report(module, getArgument());
   func::FuncOp forward = lookupForward(module, getArgument());
   if (!forward)
     return signalPassFailure();
-  SmallVector<std::string> layers = layersInForwardOrder(forward);
+  SmallVector<std::string> layers = layersInForwardOrder(forward, symbolTables);
   int64_t count = numLayers;
   if (!upTo.empty()) {
     auto it = llvm::find(layers, upTo.getValue());
@@ -93,10 +101,7 @@ void FreezeLayersPass::runOnOperation() {
 
   // Freeze the parameters.
   for (ParameterOp param : module.getOps<ParameterOp>()) {
-    auto [owner, name] = StringRef(param.getSymName()).rsplit('.');
-    if (name.empty())
-      owner = "";
-    if (frozenLayers.contains(owner)) {
+    if (frozenLayers.contains(getStateOwner(param.getSymName()))) {
       param.setFrozen(true);
       report.match(param);
     }
@@ -114,8 +119,7 @@ void FreezeLayersPass::runOnOperation() {
   for (Operation &op : llvm::make_early_inc_range(body)) {
     Dependence dep;
     if (auto read = dyn_cast<GetParamOp>(op)) {
-      if (auto param = dyn_cast_or_null<ParameterOp>(
-              SymbolTable::lookupNearestSymbolFrom(read, read.getNameAttr()))) {
+      if (ParameterOp param = lookupParameter(read, symbolTables)) {
         bool isFrozen = param.getFrozen();
         dep.frozen = isFrozen;
         dep.trainable = !isFrozen;
@@ -128,9 +132,7 @@ void FreezeLayersPass::runOnOperation() {
         for (Value operand : inner->getOperands())
           dep.merge(dependenceOf(operand));
         if (auto read = dyn_cast<GetParamOp>(inner))
-          if (auto param = dyn_cast_or_null<ParameterOp>(
-                  SymbolTable::lookupNearestSymbolFrom(read,
-                                                       read.getNameAttr())))
+          if (ParameterOp param = lookupParameter(read, symbolTables))
             dep.merge(Dependence{param.getFrozen(), !param.getFrozen()});
       });
     }
@@ -157,6 +159,8 @@ void FreezeLayersPass::runOnOperation() {
     });
   }
 
+  // Export records these on the model as the attributes the runtime reads,
+  // kLayersAttrName and kFrozenLayersAttrName.
   Builder builder(&getContext());
   SmallVector<Attribute> layerNames;
   for (const std::string &layer : layers)

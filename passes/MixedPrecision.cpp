@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Report.h"
 #include "composer/Passes/Passes.h"
-#include "composer/Passes/Report.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
@@ -20,13 +20,9 @@ namespace composer {
 
 using namespace mlir;
 using namespace composer;
+using composer::torch_upstream::ScalarType;
 
 namespace {
-
-// c10::ScalarType codes.
-constexpr int64_t kFloat16 = 5;
-constexpr int64_t kFloat32 = 6;
-constexpr int64_t kBFloat16 = 15;
 
 /// Generic ops autocast runs in fp32 (its fp32 list, by node kind).
 bool isFp32GenericKind(StringRef kind) {
@@ -47,64 +43,53 @@ struct MixedPrecisionPass
   void runOnOperation() override;
 
 private:
-  /// `value` as `dtype`, cast just before `user`: the cast is skipped when
-  /// `value` is already such a cast or undoes a cast up from `dtype`.
-  Value castTo(Value value, int64_t dtype, Operation *user);
+  /// `value` as `target`, cast just before `user`: the cast is skipped when
+  /// `value` is already such a cast or undoes a cast up from `target`.
+  Value castTo(Value value, ScalarType target, Operation *user);
 
-  /// The builtin element type of a c10::ScalarType code this pass uses.
-  Type dtypeType(int64_t code) {
-    Builder b(&getContext());
-    return code == kBFloat16  ? Type(b.getBF16Type())
-           : code == kFloat16 ? Type(b.getF16Type())
-                              : Type(b.getF32Type());
-  }
+  /// The low-precision dtype, as the `dtype` option names it.
+  ScalarType getLowDtype() const { return dtype; }
 
-  int64_t lowDtype = kBFloat16;
   /// Values known to be in the low dtype (results of rewritten ops, casts).
   llvm::DenseSet<Value> lowValues;
 };
 
-Value MixedPrecisionPass::castTo(Value value, int64_t dtype, Operation *user) {
+Value MixedPrecisionPass::castTo(Value value, ScalarType target,
+                                 Operation *user) {
+  bool toLow = target == getLowDtype();
   if (auto cast = value.getDefiningOp<ToDtypeOp>()) {
-    if (cast.getDtype() == dtype)
+    if (cast.getDtype() == target)
       return value;
     // low -> f32 -> low is the identity.
-    if (dtype == lowDtype && lowValues.contains(cast.getSelf()))
+    if (toLow && lowValues.contains(cast.getSelf()))
       return cast.getSelf();
   }
-  if (dtype == lowDtype && lowValues.contains(value))
+  if (toLow && lowValues.contains(value))
     return value;
+  MLIRContext *ctx = &getContext();
   OpBuilder builder(user);
   auto type = dyn_cast<TorchTensorType>(value.getType());
   auto castType = TorchTensorType::get(
-      &getContext(), type && type.getHasRank(),
+      ctx, type && type.getHasRank(),
       type && type.getHasRank() ? type.getSizes() : ArrayRef<int64_t>(),
-      dtypeType(dtype));
+      getDtypeType(ctx, target));
   auto cast = builder.create<ToDtypeOp>(
-      user->getLoc(), castType, value, builder.getI64IntegerAttr(dtype),
-      builder.getBoolAttr(false), builder.getBoolAttr(false), IntegerAttr());
-  if (dtype == lowDtype)
+      user->getLoc(), castType, value, ScalarTypeAttr::get(ctx, target),
+      builder.getBoolAttr(false), builder.getBoolAttr(false),
+      MemoryFormatAttr());
+  if (toLow)
     lowValues.insert(cast);
   return cast;
 }
 
 void MixedPrecisionPass::runOnOperation() {
   ModuleOp module = getOperation();
-  if (dtype == "bf16") {
-    lowDtype = kBFloat16;
-  } else if (dtype == "f16") {
-    lowDtype = kFloat16;
-  } else {
-    module.emitError("composer-mixed-precision: dtype must be bf16 or f16, "
-                     "got '")
-        << dtype << "'";
-    return signalPassFailure();
-  }
+  lowValues.clear(); // The pass may run on several modules.
   SiteReport report(module, getArgument());
   SmallVector<Operation *> ops;
   module.walk([&](Operation *op) { ops.push_back(op); });
   for (Operation *op : ops) {
-    bool matmulLike = isa<Conv2dOp, ConvolutionOp, LinearOp, MatmulOp>(op);
+    bool matmulLike = isa<ConvolutionLike, LinearOp, MatmulOp>(op);
     bool lowNorm = lowPrecisionNorms && isa<LayerNormOp, GroupNormOp>(op);
     bool fp32 = isa<SoftmaxOp, BatchNormOp, GhostBatchNormOp>(op) ||
                 (!lowPrecisionNorms && isa<LayerNormOp, GroupNormOp>(op)) ||
@@ -112,7 +97,7 @@ void MixedPrecisionPass::runOnOperation() {
                  isFp32GenericKind(cast<GenericOp>(op).getKind()));
     if (!matmulLike && !lowNorm && !fp32)
       continue;
-    int64_t target = fp32 ? kFloat32 : lowDtype;
+    ScalarType target = fp32 ? ScalarType::Float : getLowDtype();
     bool changed = false;
     for (OpOperand &operand : op->getOpOperands()) {
       // Casting running statistics would detach the module's buffers.
@@ -129,7 +114,7 @@ void MixedPrecisionPass::runOnOperation() {
     // left unknown (rather than set) so that region results and yields
     // typed with the old dtype stay compatible.
     for (Value result : op->getResults()) {
-      if (target == lowDtype)
+      if (target == getLowDtype())
         lowValues.insert(result);
       if (auto type = dyn_cast<TorchTensorType>(result.getType()))
         if (type.getDtype())

@@ -1,9 +1,11 @@
 //===- PassUtils.cpp - what method passes share ---------------------------===//
 
-#include "composer/Passes/PassUtils.h"
+#include "PassUtils.h"
 
-#include "mlir/IR/Builders.h"
-#include "llvm/ADT/TypeSwitch.h"
+#include "composer/Support/StatePaths.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Rewrite/PatternApplicator.h"
 
 using namespace mlir;
 using namespace composer;
@@ -15,12 +17,18 @@ func::FuncOp composer::lookupForward(ModuleOp module, StringRef passName) {
   return forward;
 }
 
-TorchTensorType composer::getDeclaredStateType(Value value) {
+Operation *composer::lookupStateDecl(GetParamOp read,
+                                     SymbolTableCollection &symbolTables) {
+  return symbolTables.lookupNearestSymbolFrom(read, read.getNameAttr());
+}
+
+TorchTensorType
+composer::getDeclaredStateType(Value value,
+                               SymbolTableCollection &symbolTables) {
   auto read = value.getDefiningOp<GetParamOp>();
   if (!read)
     return {};
-  Operation *decl =
-      SymbolTable::lookupNearestSymbolFrom(read, read.getNameAttr());
+  Operation *decl = lookupStateDecl(read, symbolTables);
   if (auto param = dyn_cast_or_null<ParameterOp>(decl))
     return param.getTensorType();
   if (auto buffer = dyn_cast_or_null<BufferOp>(decl))
@@ -32,9 +40,7 @@ std::optional<std::string> composer::getStateOwnerPath(Value value) {
   auto read = value.getDefiningOp<GetParamOp>();
   if (!read)
     return std::nullopt;
-  StringRef name = read.getName();
-  size_t dot = name.rfind('.');
-  return dot == StringRef::npos ? std::string() : name.take_front(dot).str();
+  return std::string(getStateOwner(read.getName()));
 }
 
 std::string composer::getModulePath(Operation *op) {
@@ -43,7 +49,8 @@ std::string composer::getModulePath(Operation *op) {
   return {};
 }
 
-std::optional<int64_t> composer::inferChannels(Value value) {
+std::optional<int64_t>
+composer::inferChannels(Value value, SymbolTableCollection &symbolTables) {
   if (auto type = dyn_cast<TorchTensorType>(value.getType()))
     if (type.getHasRank() && type.getRank() >= 2 &&
         type.getSizes()[1] != TorchTensorType::kUnknownSize)
@@ -51,50 +58,39 @@ std::optional<int64_t> composer::inferChannels(Value value) {
   Operation *def = value.getDefiningOp();
   if (!def)
     return std::nullopt;
-  auto outChannels = [](Value weight) -> std::optional<int64_t> {
-    if (TorchTensorType type = getDeclaredStateType(weight))
-      return type.getSizes()[0];
+  if (auto conv = dyn_cast<ConvolutionLike>(def)) {
+    TorchTensorType weightType =
+        getDeclaredStateType(conv.getWeight(), symbolTables);
+    if (conv.isTransposed() || !weightType)
+      return std::nullopt;
+    return weightType.getSizes()[0];
+  }
+  if (!def->hasTrait<composer::OpTrait::PreservesLayout>())
     return std::nullopt;
-  };
-  return llvm::TypeSwitch<Operation *, std::optional<int64_t>>(def)
-      .Case<Conv2dOp>(
-          [&](Conv2dOp conv) { return outChannels(conv.getWeight()); })
-      .Case<ConvolutionOp>([&](ConvolutionOp conv) -> std::optional<int64_t> {
-        if (conv.getTransposed())
-          return std::nullopt;
-        return outChannels(conv.getWeight());
-      })
-      .Case<BatchNormOp, GhostBatchNormOp>([&](auto bn) {
-        if (std::optional<int64_t> channels = outChannels(bn.getRunningMean()))
-          return channels;
-        return inferChannels(bn.getInput());
-      })
-      .Case<ReluOp, SigmoidOp, SiluOp, HardswishOp, GeluOp, DropoutOp,
-            MaxPool2dOp, AvgPool2dOp, AdaptiveAvgPool2dOp, ContiguousOp,
-            BlurPool2dOp, GroupNormOp>(
-          [](Operation *op) { return inferChannels(op->getOperand(0)); })
-      .Case<AddOp, MulOp>([](Operation *op) {
-        if (std::optional<int64_t> channels = inferChannels(op->getOperand(0)))
-          return channels;
-        return inferChannels(op->getOperand(1));
-      })
-      .Default([](Operation *) { return std::nullopt; });
+  for (OpOperand &operand : def->getOpOperands())
+    if (isLayoutSource(operand))
+      if (std::optional<int64_t> channels =
+              inferChannels(operand.get(), symbolTables))
+        return channels;
+  // The other tensor operands of a layout-preserving op are its parameters;
+  // a 1-D one (a norm's weight or running statistics) is per channel.
+  for (OpOperand &operand : def->getOpOperands()) {
+    if (isLayoutSource(operand))
+      continue;
+    TorchTensorType type = getDeclaredStateType(operand.get(), symbolTables);
+    if (type && type.getHasRank() && type.getRank() == 1)
+      return type.getSizes()[0];
+  }
+  return std::nullopt;
 }
 
-std::string composer::joinStatePath(StringRef modulePath, StringRef name) {
-  return modulePath.empty() ? name.str() : (modulePath + "." + name).str();
-}
-
-/// Declares a parameter or buffer named `baseName` (or with a numeric
-/// suffix if an unrelated symbol has the name) before @forward, and reads it.
 template <typename DeclOp>
-static Value createState(OpBuilder &builder, ModuleOp module,
-                         StringRef baseName, TorchTensorType type,
-                         Attribute init, Location loc) {
-  MLIRContext *ctx = module.getContext();
-  SymbolTable symbols(module);
+Value composer::createState(OpBuilder &builder, SymbolTable &moduleSymbols,
+                            StringRef baseName, TorchTensorType type,
+                            Attribute init, Location loc) {
+  MLIRContext *ctx = builder.getContext();
   std::string name = baseName.str();
-  for (unsigned suffix = 1; Operation *existing = symbols.lookup(name);
+  for (unsigned suffix = 1; Operation *existing = moduleSymbols.lookup(name);
        ++suffix) {
     // The same declaration again (one module's method reached on two
     // branches, say): read the one there is.
@@ -104,28 +100,50 @@ static Value createState(OpBuilder &builder, ModuleOp module,
                                         FlatSymbolRefAttr::get(ctx, name));
     name = (baseName + "_" + Twine(suffix)).str();
   }
-  // Declarations stay together, before @forward.
-  OpBuilder declBuilder(ctx);
-  auto funcs = module.getOps<func::FuncOp>();
-  if (funcs.empty())
-    declBuilder.setInsertionPointToEnd(module.getBody());
-  else
-    declBuilder.setInsertionPoint(*funcs.begin());
-  declBuilder.create<DeclOp>(loc, builder.getStringAttr(name),
-                             TypeAttr::get(type), /*frozen=*/UnitAttr(),
-                             /*channels_last=*/UnitAttr(), init);
+  {
+    // Declarations stay together, before @forward.
+    OpBuilder::InsertionGuard guard(builder);
+    auto module = cast<ModuleOp>(moduleSymbols.getOp());
+    auto funcs = module.getOps<func::FuncOp>();
+    if (funcs.empty())
+      builder.setInsertionPointToEnd(module.getBody());
+    else
+      builder.setInsertionPoint(*funcs.begin());
+    auto decl = builder.create<DeclOp>(loc, builder.getStringAttr(name),
+                                       TypeAttr::get(type),
+                                       /*frozen=*/UnitAttr(),
+                                       /*channels_last=*/UnitAttr(), init);
+    moduleSymbols.insert(decl);
+  }
   return builder.create<GetParamOp>(loc, type,
                                     FlatSymbolRefAttr::get(ctx, name));
 }
 
-Value composer::createBuffer(OpBuilder &builder, ModuleOp module,
-                             StringRef baseName, TorchTensorType type,
-                             Attribute init, Location loc) {
-  return createState<BufferOp>(builder, module, baseName, type, init, loc);
-}
+template Value composer::createState<ParameterOp>(OpBuilder &, SymbolTable &,
+                                                  StringRef, TorchTensorType,
+                                                  Attribute, Location);
+template Value composer::createState<BufferOp>(OpBuilder &, SymbolTable &,
+                                               StringRef, TorchTensorType,
+                                               Attribute, Location);
 
-Value composer::createParameter(OpBuilder &builder, ModuleOp module,
-                                StringRef baseName, TorchTensorType type,
-                                Attribute init, Location loc) {
-  return createState<ParameterOp>(builder, module, baseName, type, init, loc);
+void composer::applyPatternsOnce(Operation *root,
+                                 const FrozenRewritePatternSet &patterns) {
+  SmallVector<Operation *> ops;
+  root->walk([&](Operation *op) { ops.push_back(op); });
+  // A rewrite may erase ops still ahead in the list (a fusion taking its
+  // neighbour); those are skipped, never touched.
+  struct ErasureListener : RewriterBase::Listener {
+    void notifyOperationErased(Operation *op) override { erased.insert(op); }
+    llvm::DenseSet<Operation *> erased;
+  } listener;
+  PatternApplicator applicator(patterns);
+  applicator.applyDefaultCostModel();
+  PatternRewriter rewriter(root->getContext());
+  rewriter.setListener(&listener);
+  for (Operation *op : ops) {
+    if (listener.erased.contains(op))
+      continue;
+    rewriter.setInsertionPoint(op);
+    (void)applicator.matchAndRewrite(op, rewriter);
+  }
 }

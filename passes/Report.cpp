@@ -1,6 +1,6 @@
 //===- Report.cpp - per-pass site report ----------------------------------===//
 
-#include "composer/Passes/Report.h"
+#include "Report.h"
 
 #include "mlir/IR/Diagnostics.h"
 

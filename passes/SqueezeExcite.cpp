@@ -1,15 +1,18 @@
 //===- SqueezeExcite.cpp - channel gates after large convolutions ---------===//
 //
 // Squeeze-Excite (Hu et al. 2018) as METHODS.md states it, on any 2-D
-// convolution in the graph with enough channels.
+// convolution in the graph with enough channels. Also the lowerings of
+// squeeze_excite to aten ops and to the runtime's operator.
 //
 //===----------------------------------------------------------------------===//
 
-#include "composer/Passes/PassUtils.h"
+#include "MethodLowering.h"
+#include "PassUtils.h"
+#include "Report.h"
 #include "composer/Passes/Passes.h"
-#include "composer/Passes/Report.h"
+#include "composer/Support/StatePaths.h"
 
-#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace composer {
 #define GEN_PASS_DEF_SQUEEZEEXCITE
@@ -25,74 +28,149 @@ namespace {
 /// +-1/sqrt(fan_in), fan_in = size(1).
 constexpr llvm::StringLiteral kLinearDefaultInit = "linear_default";
 
-struct SqueezeExcitePass
-    : public composer::impl::SqueezeExciteBase<SqueezeExcitePass> {
-  using SqueezeExciteBase::SqueezeExciteBase;
+/// A squeeze_excite after a 2-D convolution with enough channels.
+struct GateConvolution : OpInterfaceRewritePattern<ConvolutionLike> {
+  GateConvolution(MLIRContext *ctx, double latentChannels, int64_t minChannels,
+                  SymbolTableCollection &symbolTables, SiteReport &report)
+      : OpInterfaceRewritePattern(ctx), latentChannels(latentChannels),
+        minChannels(minChannels), symbolTables(symbolTables), report(report) {}
 
-  void runOnOperation() override;
-};
-
-void SqueezeExcitePass::runOnOperation() {
-  ModuleOp module = getOperation();
-  MLIRContext *ctx = &getContext();
-  if (latentChannels <= 0) {
-    module.emitError("composer-squeeze-excite: latent-channels must be > 0");
-    return signalPassFailure();
-  }
-  SiteReport report(module, getArgument());
-  SmallVector<Operation *> convs;
-  module.walk([&](Operation *op) {
-    if (isa<Conv2dOp, ConvolutionOp>(op))
-      convs.push_back(op);
-  });
-  for (Operation *conv : convs) {
-    Value weight = conv->getOperand(1);
-    int64_t groups = conv->getAttrOfType<IntegerAttr>("groups").getInt();
-    if (auto convolution = dyn_cast<ConvolutionOp>(conv))
-      if (convolution.getTransposed() || convolution.getStride().size() != 2) {
-        report.skip(conv, "not a 2-D convolution");
-        continue;
-      }
-    TorchTensorType weightType = getDeclaredStateType(weight);
-    if (!weightType || weightType.getRank() != 4) {
-      report.skip(conv, "weight is not a 4-D parameter");
-      continue;
-    }
+  LogicalResult matchAndRewrite(ConvolutionLike conv,
+                                PatternRewriter &rewriter) const override {
+    auto skip = [&](StringRef reason) {
+      report.skip(conv, reason);
+      return failure();
+    };
+    if (conv.isTransposed() || conv.getNumSpatialDims() != 2)
+      return skip("not a 2-D convolution");
+    Value weight = conv.getWeight();
+    TorchTensorType weightType = getDeclaredStateType(weight, symbolTables);
+    if (!weightType || weightType.getRank() != 4)
+      return skip("weight is not a 4-D parameter");
     int64_t outChannels = weightType.getSizes()[0];
-    int64_t inChannels = weightType.getSizes()[1] * groups;
-    if (std::min(inChannels, outChannels) < minChannels) {
-      report.skip(conv, "channels < min-channels");
-      continue;
-    }
+    int64_t inChannels = weightType.getSizes()[1] * conv.getGroups();
+    if (std::min(inChannels, outChannels) < minChannels)
+      return skip("channels < min-channels");
     Value result = conv->getResult(0);
     if (llvm::any_of(result.getUsers(), [](Operation *user) {
           return isa<SqueezeExciteOp>(user);
-        })) {
-      report.skip(conv, "already followed by squeeze-excite");
-      continue;
-    }
+        }))
+      return skip("already followed by squeeze-excite");
     int64_t latent = latentChannels >= 1
                          ? int64_t(latentChannels)
                          : int64_t(latentChannels * outChannels);
     latent = std::max<int64_t>(latent, 1);
     std::string owner = getStateOwnerPath(weight).value_or(getModulePath(conv));
-    OpBuilder builder(ctx);
-    builder.setInsertionPointAfter(conv);
+    MLIRContext *ctx = rewriter.getContext();
+    SymbolTable &moduleSymbols =
+        symbolTables.getSymbolTable(conv->getParentOfType<ModuleOp>());
+    rewriter.setInsertionPointAfter(conv);
     Location loc = conv->getLoc();
     auto f32 = Float32Type::get(ctx);
-    auto init = builder.getStringAttr(kLinearDefaultInit);
-    Value fc1 = createParameter(
-        builder, module, joinStatePath(owner, "se.fc1.weight"),
+    auto init = rewriter.getStringAttr(kLinearDefaultInit);
+    Value fc1 = createState<ParameterOp>(
+        rewriter, moduleSymbols, joinStatePath(owner, "se.fc1.weight"),
         TorchTensorType::get(ctx, true, {latent, outChannels}, f32), init, loc);
-    Value fc2 = createParameter(
-        builder, module, joinStatePath(owner, "se.fc2.weight"),
+    Value fc2 = createState<ParameterOp>(
+        rewriter, moduleSymbols, joinStatePath(owner, "se.fc2.weight"),
         TorchTensorType::get(ctx, true, {outChannels, latent}, f32), init, loc);
-    auto gated = builder.create<SqueezeExciteOp>(loc, result.getType(), result,
-                                                 fc1, fc2);
-    result.replaceAllUsesExcept(gated, gated);
+    auto gated = rewriter.create<SqueezeExciteOp>(loc, result.getType(), result,
+                                                  fc1, fc2);
+    rewriter.replaceAllUsesExcept(result, gated, gated);
     report.match(conv);
+    return success();
   }
-  report.emit("convolutions given squeeze-excite");
-}
+
+  double latentChannels;
+  int64_t minChannels;
+  SymbolTableCollection &symbolTables;
+  SiteReport &report;
+};
+
+struct SqueezeExcitePass
+    : public composer::impl::SqueezeExciteBase<SqueezeExcitePass> {
+  using SqueezeExciteBase::SqueezeExciteBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (latentChannels <= 0) {
+      module.emitError("composer-squeeze-excite: latent-channels must be > 0");
+      return signalPassFailure();
+    }
+    SymbolTableCollection symbolTables;
+    SiteReport report(module, getArgument());
+    RewritePatternSet patterns(&getContext());
+    patterns.add<GateConvolution>(&getContext(), latentChannels, minChannels,
+                                  symbolTables, report);
+    applyPatternsOnce(module, std::move(patterns));
+    report.emit("convolutions given squeeze-excite");
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Lowerings
+//===----------------------------------------------------------------------===//
+
+/// squeeze_excite as aten: mean over H and W, fc1, relu, fc2, sigmoid, and
+/// the input scaled by the gate broadcast over H and W.
+struct SqueezeExciteToAten : OpConversionPattern<SqueezeExciteOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(SqueezeExciteOp se, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    MLIRContext *ctx = se.getContext();
+    Location loc = se.getLoc();
+    AtenBuilder aten(rewriter, loc);
+    auto tensorType = TorchTensorType::get(ctx);
+    Value pooled = aten.node("aten::mean",
+                             {adaptor.getInput(), aten.intList({2, 3}),
+                              aten.boolean(false), aten.none()},
+                             tensorType);
+    // The weights follow the activation's dtype: under mixed precision the
+    // input is bf16/fp16 while the new weights stay fp32 (master weights).
+    auto like = [&](Value weight) {
+      return aten.node("aten::type_as", {weight, pooled}, tensorType);
+    };
+    Value hidden = rewriter.create<LinearOp>(
+        loc, tensorType, pooled, like(adaptor.getFc1()), aten.none());
+    hidden = rewriter.create<ReluOp>(loc, tensorType, hidden, UnitAttr());
+    Value gate = rewriter.create<LinearOp>(loc, tensorType, hidden,
+                                           like(adaptor.getFc2()), aten.none());
+    gate = rewriter.create<SigmoidOp>(loc, tensorType, gate, UnitAttr());
+    for (int i = 0; i < 2; ++i)
+      gate = aten.node("aten::unsqueeze", {gate, aten.integer(-1)}, tensorType);
+    rewriter.replaceOpWithNewOp<MulOp>(se, tensorType, adaptor.getInput(), gate,
+                                       UnitAttr());
+    return success();
+  }
+};
+
+/// composer::squeeze_excite(input, fc1, fc2).
+struct SqueezeExciteToRuntime : OpConversionPattern<SqueezeExciteOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(SqueezeExciteOp se, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    replaceWithRuntimeCall(rewriter, se, "composer::squeeze_excite",
+                           adaptor.getOperands(), se.getLoc());
+    return success();
+  }
+};
 
 } // namespace
+
+void composer::populateSqueezeExciteToAtenPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<SqueezeExciteToAten>(patterns.getContext());
+}
+
+void composer::populateSqueezeExciteToRuntimePatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<SqueezeExciteToRuntime>(patterns.getContext());
+}
+
+static MethodLoweringRegistration squeezeExciteLowering(
+    {"squeeze-excite", populateSqueezeExciteToAtenPatterns,
+     populateSqueezeExciteToRuntimePatterns});

@@ -1,7 +1,8 @@
 //===- APITest.cpp - load, transform and save through the C++ API ---------===//
 //
 // Uses real TorchScript models exported at test time by Debian's
-// python3-torch (test/e2e_lib/models.py).
+// python3-torch (test/e2e_lib/models.py), and checks what the API writes in
+// that stock PyTorch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 using namespace composer;
 
@@ -56,6 +58,24 @@ protected:
 
 std::string errorText(llvm::Error error) {
   return llvm::toString(std::move(error));
+}
+
+/// Runs a Python script (with torch) with arguments; returns its exit status.
+int runPython(const std::string &name, const std::string &script,
+              const std::string &arguments) {
+  std::string path = tempPath(name);
+  std::ofstream(path) << script;
+  std::string command =
+      std::string(COMPOSER_PYTHON) + " " + path + " " + arguments;
+  return std::system(command.c_str());
+}
+
+/// Whether this process has a LibTorch library mapped.
+bool libTorchIsMapped() {
+  std::ifstream maps("/proc/self/maps");
+  std::stringstream text;
+  text << maps.rdbuf();
+  return text.str().find("libtorch") != std::string::npos;
 }
 
 TEST_F(APITest, LoadDeclaresEveryStateDictEntry) {
@@ -134,6 +154,161 @@ TEST_F(APITest, FailedSaveLeavesNoFile) {
   EXPECT_NE(errorText(std::move(error)).find("cannot write"),
             std::string::npos);
   EXPECT_FALSE(llvm::sys::fs::exists(path));
+}
+
+/// A small scripted model with a blur site of each kind: a strided
+/// convolution with 16 input channels, and a max pool.
+std::string exportBlurSitesModel() {
+  std::string path = tempPath("blur-sites.pt");
+  if (llvm::sys::fs::exists(path))
+    return path;
+  const char *script = R"(
+import sys
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, padding=1)
+        self.down = nn.Conv2d(16, 16, 3, stride=2, padding=1)
+        self.pool = nn.MaxPool2d(2)
+        self.head = nn.Linear(16, 4)
+
+    def forward(self, x):
+        x = torch.relu(self.down(torch.relu(self.stem(x))))
+        return self.head(self.pool(x).mean(dim=(2, 3)))
+
+torch.manual_seed(0)
+torch.jit.script(Net().eval()).save(sys.argv[1])
+)";
+  EXPECT_EQ(runPython("blur_sites.py", script, path), 0);
+  return path;
+}
+
+unsigned countBlurs(mlir::ModuleOp module) {
+  unsigned blurs = 0;
+  module.walk([&](BlurPool2dOp) { ++blurs; });
+  return blurs;
+}
+
+TEST_F(APITest, SaveLowersMethodOpsAndPyTorchLoadsTheResult) {
+  auto model = Model::load(exportBlurSitesModel());
+  ASSERT_TRUE(bool(model)) << errorText(model.takeError());
+  ASSERT_FALSE(bool(model->runPipeline("builtin.module(composer-blurpool)")));
+  EXPECT_EQ(countBlurs(model->getModule()), 2u);
+  // What MlirWorkNeverMapsLibTorch checks shows where LibTorch is loaded.
+  EXPECT_TRUE(libTorchIsMapped());
+
+  // Saved as composer-opt saves by default: blurs lowered to aten ops.
+  std::string pt = tempPath("blurred.pt");
+  ASSERT_FALSE(bool(model->save(pt)));
+  const char *check = R"(
+import sys
+import torch
+model = torch.jit.load(sys.argv[1]).eval()
+filters = [k for k in model.state_dict() if "blurpool" in k]
+assert len(filters) == 2, filters
+code = model.code
+assert "composer" not in code, code
+out = model(torch.randn(2, 3, 16, 16))
+assert out.shape == (2, 4), out.shape
+)";
+  EXPECT_EQ(runPython("check_blurred.py", check, pt), 0);
+
+  // The lowering worked on a copy: the model keeps its method ops.
+  EXPECT_EQ(countBlurs(model->getModule()), 2u);
+
+  // Unlowered, TorchScript cannot hold them.
+  SaveOptions unlowered;
+  unlowered.lowerTo = LowerTo::None;
+  std::string rejected = tempPath("unlowered.pt");
+  llvm::Error error = model->save(rejected, unlowered);
+  ASSERT_TRUE(bool(error));
+  std::string message = errorText(std::move(error));
+  EXPECT_NE(message.find("blur_pool2d"), std::string::npos) << message;
+  EXPECT_FALSE(llvm::sys::fs::exists(rejected));
+}
+
+TEST_F(APITest, SaveLowersToRuntimeOpsOnRequest) {
+  auto model = Model::load(exportBlurSitesModel());
+  ASSERT_TRUE(bool(model)) << errorText(model.takeError());
+  ASSERT_FALSE(bool(model->runPipeline("builtin.module(composer-blurpool)")));
+  SaveOptions runtime;
+  runtime.lowerTo = LowerTo::Runtime;
+  std::string pt = tempPath("runtime.pt");
+  ASSERT_FALSE(bool(model->save(pt, runtime)));
+  // The saved code calls the runtime ops (loading it needs their library).
+  const char *check = R"(
+import sys
+import zipfile
+with zipfile.ZipFile(sys.argv[1]) as archive:
+    code = "".join(archive.read(n).decode() for n in archive.namelist()
+                   if "/code/" in n and n.endswith(".py"))
+assert "ops.composer.blur_max_pool2d(" in code, code
+assert "ops.composer.blur_pool2d(" in code, code
+)";
+  EXPECT_EQ(runPython("check_runtime.py", check, pt), 0);
+}
+
+TEST_F(APITest, EveryTorchScriptExtensionReadsAndWritesTorchScript) {
+  std::string pt = exportModel("unet", "script");
+  for (const char *extension : {".pth", ".torchscript"}) {
+    std::string copy = tempPath(std::string("unet-copy") + extension);
+    ASSERT_FALSE(llvm::sys::fs::copy_file(pt, copy));
+    auto model = Model::load(copy);
+    ASSERT_TRUE(bool(model)) << errorText(model.takeError());
+    std::string out = tempPath(std::string("unet-out") + extension);
+    ASSERT_FALSE(bool(model->save(out)));
+    auto reloaded = Model::load(out);
+    ASSERT_TRUE(bool(reloaded)) << errorText(reloaded.takeError());
+  }
+}
+
+TEST_F(APITest, MissingOperatorLibraryIsAnErrorNamingIt) {
+  LoadOptions options;
+  options.operatorLibraries.push_back(tempPath("no-such-ops.so"));
+  auto model = Model::load(exportModel("unet", "script"), options);
+  ASSERT_FALSE(bool(model));
+  std::string message = errorText(model.takeError());
+  EXPECT_NE(message.find("cannot load operator library"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("no-such-ops.so"), std::string::npos) << message;
+}
+
+// Work on .mlir loads no LibTorch: the API reaches it only through the
+// TorchScript plugin. Checked in a fresh process (other tests load .pt).
+TEST_F(APITest, MlirWorkNeverMapsLibTorch) {
+  std::string mlir = tempPath("forward.mlir");
+  std::ofstream(mlir) << R"(
+func.func @forward(%x: !composer.tensor) -> !composer.tensor {
+  return %x : !composer.tensor
+}
+)";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        int status = 0;
+        auto model = Model::load(mlir);
+        if (!model) {
+          llvm::consumeError(model.takeError());
+          status = 2;
+        } else if (llvm::Error error =
+                       model->runPipeline("builtin.module(canonicalize)")) {
+          llvm::consumeError(std::move(error));
+          status = 3;
+        } else if (llvm::Error error =
+                       model->save(tempPath("forward.out.mlir"))) {
+          llvm::consumeError(std::move(error));
+          status = 4;
+        } else if (libTorchIsMapped()) {
+          status = 1;
+        }
+        // The child exits here, before the suite's teardown.
+        llvm::sys::fs::remove_directories(tempDir);
+        std::exit(status);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 } // namespace

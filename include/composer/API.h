@@ -4,29 +4,50 @@
 //
 //   auto model = composer::Model::load("resnet50.pt");
 //   if (!model) { llvm::errs() << llvm::toString(model.takeError()); ... }
-//   if (auto err = model->runPipeline("builtin.module(canonicalize)")) ...
-//   if (auto err = model->save("fast.pt")) ...
+//   if (auto err = model->runPipeline("builtin.module(composer-blurpool)")) ...
+//   if (auto err = model->save("fast.pt")) ...   // method ops lowered to aten
 //
 // Errors come back as llvm::Error carrying the diagnostics' text (with
-// locations). No LibTorch header is needed to use this API.
+// locations). No LibTorch header is needed to use this API, and LibTorch is
+// only loaded (through the TorchScript plugin) when a `.pt` is involved.
+// Reading and writing is composer-opt's own code (composer/API/ModelIO.h).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef COMPOSER_API_H
 #define COMPOSER_API_H
 
+#include "composer/API/ModelIO.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace composer {
 
+struct LoadOptions {
+  /// Shared libraries that register TorchScript operators the model calls
+  /// (torchvision's for `torchvision::nms`, say), loaded before the model as
+  /// `torch.ops.load_library` does: composer-opt's --load-library.
+  std::vector<std::string> operatorLibraries;
+};
+
+struct SaveOptions {
+  /// How method ops are lowered before writing TorchScript (composer-opt's
+  /// --lower-to); the model itself stays unlowered. Unused for `.mlir`.
+  LowerTo lowerTo = LowerTo::Aten;
+};
+
 class Model {
 public:
-  /// Loads a TorchScript `.pt` or a composer `.mlir` file.
-  static llvm::Expected<Model> load(llvm::StringRef path);
+  /// Loads a TorchScript archive (`.pt`, `.pth`, `.torchscript`) or a
+  /// composer `.mlir` file.
+  static llvm::Expected<Model> load(llvm::StringRef path,
+                                    const LoadOptions &options = {});
 
   Model(Model &&) noexcept;
   Model &operator=(Model &&) noexcept;
@@ -36,8 +57,10 @@ public:
   /// "builtin.module(composer-refine-types{input-specs=1x3x224x224xf32})".
   llvm::Error runPipeline(llvm::StringRef pipeline);
 
-  /// Writes the model: TorchScript for `.pt` (atomically), MLIR otherwise.
-  llvm::Error save(llvm::StringRef path);
+  /// Writes the model, atomically: TorchScript for the extensions `load`
+  /// reads as TorchScript (after lowering method ops as `options` says), MLIR
+  /// text otherwise.
+  llvm::Error save(llvm::StringRef path, const SaveOptions &options = {});
 
   /// The model as MLIR; owned by this object.
   mlir::ModuleOp getModule() const;

@@ -3,16 +3,12 @@
 #include "composer/API.h"
 #include "composer/Dialect/Composer.h"
 #include "composer/Passes/Passes.h"
-#include "composer/TorchScript/TorchScript.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -45,10 +41,6 @@ private:
   ScopedDiagnosticHandler handler;
 };
 
-bool isTorchScriptPath(llvm::StringRef path) {
-  return llvm::sys::path::extension(path) == ".pt";
-}
-
 void registerOnce() {
   static bool registered = [] {
     registerComposerPassesAndPipelines();
@@ -61,7 +53,13 @@ void registerOnce() {
 } // namespace
 
 struct Model::Impl {
-  Impl() : context(makeRegistry()), diagnostics(context) {}
+  explicit Impl(std::vector<std::string> operatorLibraries)
+      : context(makeRegistry()), diagnostics(context),
+        io(&context, std::move(operatorLibraries)) {
+    // An error in a 10k-op import should not print the op with its regions.
+    context.printOpOnDiagnostic(false);
+    context.loadDialect<ComposerDialect, func::FuncDialect>();
+  }
 
   static DialectRegistry makeRegistry() {
     DialectRegistry registry;
@@ -71,7 +69,7 @@ struct Model::Impl {
 
   MLIRContext context;
   DiagnosticCollector diagnostics;
-  std::unique_ptr<TorchScriptModel> torchModel;
+  ModelIO io;
   OwningOpRef<ModuleOp> module;
 };
 
@@ -80,20 +78,11 @@ Model::Model(Model &&) noexcept = default;
 Model &Model::operator=(Model &&) noexcept = default;
 Model::~Model() = default;
 
-llvm::Expected<Model> Model::load(llvm::StringRef path) {
+llvm::Expected<Model> Model::load(llvm::StringRef path,
+                                  const LoadOptions &options) {
   registerOnce();
-  auto impl = std::make_unique<Impl>();
-  MLIRContext &ctx = impl->context;
-  ctx.printOpOnDiagnostic(false);
-  ctx.loadDialect<ComposerDialect, func::FuncDialect>();
-  if (isTorchScriptPath(path)) {
-    impl->torchModel = loadTorchScriptModel(path, &ctx);
-    if (impl->torchModel)
-      impl->module = impl->torchModel->importModule(&ctx);
-  } else {
-    ParserConfig config(&ctx);
-    impl->module = parseSourceFile<ModuleOp>(path, config);
-  }
+  auto impl = std::make_unique<Impl>(options.operatorLibraries);
+  impl->module = impl->io.read(path);
   if (!impl->module)
     return impl->diagnostics.takeError("cannot load '" + path.str() + "'");
   return Model(std::move(impl));
@@ -121,25 +110,17 @@ llvm::Error Model::runPipeline(llvm::StringRef pipeline) {
   return llvm::Error::success();
 }
 
-llvm::Error Model::save(llvm::StringRef path) {
-  if (!isTorchScriptPath(path))
-    return llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
-      impl->module->print(os);
-      return llvm::Error::success();
-    });
-  if (!impl->torchModel) {
-    auto source =
-        (*impl->module)->getAttrOfType<StringAttr>(kSourceModelAttrName);
-    if (!source)
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "cannot write TorchScript: the module does not name the .pt it "
-          "came from");
-    impl->torchModel = loadTorchScriptModel(source.getValue(), &impl->context);
-    if (!impl->torchModel)
-      return impl->diagnostics.takeError("cannot load " + source.str());
+llvm::Error Model::save(llvm::StringRef path, const SaveOptions &options) {
+  ModelFormat format = getFormatForPath(path);
+  ModuleOp module = *impl->module;
+  // Lowering rewrites the module: lower a copy, so that the model stays as
+  // the passes left it.
+  OwningOpRef<ModuleOp> lowered;
+  if (format == ModelFormat::TorchScript && options.lowerTo != LowerTo::None) {
+    lowered = module.clone();
+    module = *lowered;
   }
-  if (failed(impl->torchModel->exportModule(*impl->module, path)))
+  if (failed(impl->io.write(module, path, format, options.lowerTo)))
     return impl->diagnostics.takeError("cannot write '" + path.str() + "'");
   return llvm::Error::success();
 }

@@ -9,6 +9,7 @@ using namespace composer;
 
 void ComposerDialect::initialize() {
   registerTypes();
+  registerAttributes();
   addOperations<
 #define GET_OP_LIST
 #include "composer/Dialect/ComposerOps.cpp.inc"

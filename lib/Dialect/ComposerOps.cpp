@@ -41,15 +41,22 @@ LogicalResult BufferOp::verify() {
                          getChannelsLast());
 }
 
+TorchTensorType
+GetParamOp::getDeclaredType(SymbolTableCollection &symbolTables) {
+  Operation *decl = symbolTables.lookupNearestSymbolFrom(*this, getNameAttr());
+  if (auto param = dyn_cast_or_null<ParameterOp>(decl))
+    return param.getTensorType();
+  if (auto buffer = dyn_cast_or_null<BufferOp>(decl))
+    return buffer.getTensorType();
+  return {};
+}
+
 LogicalResult GetParamOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  Operation *decl = symbols.lookupNearestSymbolFrom(*this, getNameAttr());
-  if (!decl || !isa<ParameterOp, BufferOp>(decl))
+  TorchTensorType declType = getDeclaredType(symbols);
+  if (!declType)
     return emitOpError("'") << getName()
                             << "' does not name a composer.parameter or "
                                "composer.buffer";
-  auto declType = cast<TorchTensorType>(isa<ParameterOp>(decl)
-                                            ? cast<ParameterOp>(decl).getType()
-                                            : cast<BufferOp>(decl).getType());
   auto resultType = cast<TorchTensorType>(getType());
   if (!resultType.meet(declType))
     return emitOpError("result type ")
@@ -136,6 +143,10 @@ LogicalResult ConstantOp::verify() {
     return isa<UnitAttr>(value) ? success() : mismatch();
   if (isa<ListType, TorchTupleType>(type))
     return isa<ArrayAttr>(value) ? success() : mismatch();
+  // What import made of a constant of a type the dialect does not model (a
+  // NamedTuple's elements, an enum member's name); export checks it.
+  if (isa<TorchOpaqueType>(type))
+    return isa<ArrayAttr, StringAttr>(value) ? success() : mismatch();
   if (auto tensorType = dyn_cast<TorchTensorType>(type)) {
     auto elements = dyn_cast<DenseElementsAttr>(value);
     if (!elements)
@@ -247,6 +258,15 @@ LogicalResult LoopOp::verify() {
 // Typed operators
 //===----------------------------------------------------------------------===//
 
+bool composer::isLayoutSource(OpOperand &operand) {
+  Operation *op = operand.getOwner();
+  if (!op->hasTrait<OpTrait::PreservesLayout>())
+    return false;
+  return operand.getOperandNumber() == 0 ||
+         (op->hasTrait<OpTrait::ElementwiseBinary>() &&
+          operand.getOperandNumber() == 1);
+}
+
 static LogicalResult verifyWindow(Operation *op, StringRef name,
                                   ArrayRef<int64_t> values, size_t rank,
                                   int64_t minimum) {
@@ -302,6 +322,8 @@ LogicalResult ConvolutionOp::verify() {
   return verifyConvWeight(*this, getWeight(), getGroups(), rank,
                           getTransposed());
 }
+
+bool ConvolutionOp::isTransposed() { return getTransposed(); }
 
 static LogicalResult verifyPool(Operation *op, ArrayRef<int64_t> kernel,
                                 ArrayRef<int64_t> stride,

@@ -3,63 +3,78 @@
 #include "Conversion.h"
 
 #include "mlir/IR/Builders.h"
-
 #include "mlir/IR/BuiltinAttributes.h"
+
 #include <ATen/ATen.h>
+#include <torch/csrc/jit/frontend/script_type_parser.h>
+#include <torch/custom_class.h>
 
 using namespace mlir;
 using namespace composer;
 
+// TorchUpstream.h spells c10's numbers once; LibTorch is here to check them.
+#define COMPOSER_CHECK_ENUM(ENUM, NAME)                                        \
+  static_assert(static_cast<int64_t>(torch_upstream::ENUM::NAME) ==            \
+                    static_cast<int64_t>(c10::ENUM::NAME),                     \
+                "TorchUpstream.h disagrees with c10 on " #ENUM "::" #NAME);
+COMPOSER_CHECK_ENUM(ScalarType, Byte)
+COMPOSER_CHECK_ENUM(ScalarType, Char)
+COMPOSER_CHECK_ENUM(ScalarType, Short)
+COMPOSER_CHECK_ENUM(ScalarType, Int)
+COMPOSER_CHECK_ENUM(ScalarType, Long)
+COMPOSER_CHECK_ENUM(ScalarType, Half)
+COMPOSER_CHECK_ENUM(ScalarType, Float)
+COMPOSER_CHECK_ENUM(ScalarType, Double)
+COMPOSER_CHECK_ENUM(ScalarType, ComplexHalf)
+COMPOSER_CHECK_ENUM(ScalarType, ComplexFloat)
+COMPOSER_CHECK_ENUM(ScalarType, ComplexDouble)
+COMPOSER_CHECK_ENUM(ScalarType, Bool)
+COMPOSER_CHECK_ENUM(ScalarType, QInt8)
+COMPOSER_CHECK_ENUM(ScalarType, QUInt8)
+COMPOSER_CHECK_ENUM(ScalarType, QInt32)
+COMPOSER_CHECK_ENUM(ScalarType, BFloat16)
+COMPOSER_CHECK_ENUM(MemoryFormat, Contiguous)
+COMPOSER_CHECK_ENUM(MemoryFormat, Preserve)
+COMPOSER_CHECK_ENUM(MemoryFormat, ChannelsLast)
+COMPOSER_CHECK_ENUM(MemoryFormat, ChannelsLast3d)
+#undef COMPOSER_CHECK_ENUM
+
 Type composer::importDtype(c10::ScalarType dtype, MLIRContext *ctx) {
-  Builder b(ctx);
-  switch (dtype) {
-  case c10::ScalarType::Float:
-    return b.getF32Type();
-  case c10::ScalarType::Double:
-    return b.getF64Type();
-  case c10::ScalarType::Half:
-    return b.getF16Type();
-  case c10::ScalarType::BFloat16:
-    return b.getBF16Type();
-  case c10::ScalarType::Long:
-    return b.getIntegerType(64);
-  case c10::ScalarType::Int:
-    return b.getIntegerType(32);
-  case c10::ScalarType::Short:
-    return b.getIntegerType(16);
-  case c10::ScalarType::Char:
-    return b.getIntegerType(8);
-  case c10::ScalarType::Byte:
-    return IntegerType::get(ctx, 8, IntegerType::Unsigned);
-  case c10::ScalarType::Bool:
-    return b.getI1Type();
-  default:
-    return {};
-  }
+  std::optional<torch_upstream::ScalarType> scalarType =
+      torch_upstream::toScalarType(static_cast<int64_t>(dtype));
+  return scalarType ? getDtypeType(ctx, *scalarType) : Type();
 }
 
 std::optional<c10::ScalarType> composer::exportDtype(Type dtype) {
-  if (dtype.isF32())
-    return c10::ScalarType::Float;
-  if (dtype.isF64())
-    return c10::ScalarType::Double;
-  if (dtype.isF16())
-    return c10::ScalarType::Half;
-  if (dtype.isBF16())
-    return c10::ScalarType::BFloat16;
-  if (dtype.isUnsignedInteger(8))
-    return c10::ScalarType::Byte;
-  if (dtype.isSignlessInteger(64))
-    return c10::ScalarType::Long;
-  if (dtype.isSignlessInteger(32))
-    return c10::ScalarType::Int;
-  if (dtype.isSignlessInteger(16))
-    return c10::ScalarType::Short;
-  if (dtype.isSignlessInteger(8))
-    return c10::ScalarType::Char;
-  if (dtype.isSignlessInteger(1))
-    return c10::ScalarType::Bool;
+  if (std::optional<torch_upstream::ScalarType> scalarType =
+          getScalarType(dtype))
+    return static_cast<c10::ScalarType>(*scalarType);
   return std::nullopt;
+}
+
+Attribute composer::importEnumAttribute(const c10::IValue &value,
+                                        const c10::TypePtr &type,
+                                        MLIRContext *ctx) {
+  c10::TypePtr declared = type;
+  if (auto optional = type->cast<c10::OptionalType>())
+    declared = optional->getElementType();
+  if (!value.isInt())
+    return {};
+  int64_t code = value.toInt();
+  if (declared->kind() == c10::TypeKind::ScalarTypeType) {
+    std::optional<torch_upstream::ScalarType> scalarType =
+        torch_upstream::toScalarType(code);
+    if (!scalarType || !getDtypeType(ctx, *scalarType))
+      return {};
+    return ScalarTypeAttr::get(ctx, *scalarType);
+  }
+  if (declared->kind() == c10::TypeKind::MemoryFormatType) {
+    auto format = static_cast<torch_upstream::MemoryFormat>(code);
+    if (getMemoryFormatName(format).empty())
+      return {};
+    return MemoryFormatAttr::get(ctx, format);
+  }
+  return {};
 }
 
 static TorchTensorType importTensorType(const c10::TensorType &type,
@@ -118,7 +133,9 @@ Type composer::importType(const c10::TypePtr &type, MLIRContext *ctx) {
   }
   case TypeKind::TupleType: {
     const auto &tuple = type->expectRef<c10::TupleType>();
-    if (tuple.schema()) // NamedTuple: a class the dialect does not model.
+    // A NamedTuple is a class the dialect does not model; its opaque type
+    // keeps the qualified name, which exportType resolves in the model.
+    if (tuple.schema())
       break;
     SmallVector<Type> elements;
     for (const c10::TypePtr &element : tuple.elements())
@@ -133,6 +150,39 @@ Type composer::importType(const c10::TypePtr &type, MLIRContext *ctx) {
     break;
   }
   return TorchOpaqueType::get(ctx, type->annotation_str());
+}
+
+namespace {
+/// Names the model's classes, NamedTuples, enums and interfaces as
+/// torch.jit.load does: by qualified name in its compilation unit.
+struct CompilationUnitResolver : torch::jit::Resolver {
+  explicit CompilationUnitResolver(torch::jit::CompilationUnit &cu) : cu(cu) {}
+  c10::TypePtr resolveType(const std::string &name,
+                           const torch::jit::SourceRange &) override {
+    return cu.get_type(c10::QualifiedName(name));
+  }
+  torch::jit::CompilationUnit &cu;
+};
+} // namespace
+
+/// The type an annotation importType kept for an opaque type names, parsed
+/// as TorchScript parses the annotations in a saved model's code; null (and
+/// `error` set) if it names none.
+static c10::TypePtr parseAnnotation(const std::string &annotation,
+                                    torch::jit::CompilationUnit &cu,
+                                    std::string &error) {
+  try {
+    return torch::jit::ScriptTypeParser(
+               std::make_shared<CompilationUnitResolver>(cu))
+        .parseType(annotation);
+  } catch (const std::exception &e) {
+    // The message's first line says why; the annotation, highlighted,
+    // follows.
+    StringRef message =
+        StringRef(e.what()).ltrim().split('\n').first.trim().rtrim(':');
+    error = message.empty() ? "unknown type" : message.str();
+    return nullptr;
+  }
 }
 
 c10::TypePtr composer::exportType(Type type, torch::jit::CompilationUnit &cu,
@@ -183,11 +233,22 @@ c10::TypePtr composer::exportType(Type type, torch::jit::CompilationUnit &cu,
     return c10::TupleType::create(std::move(elements));
   }
   if (auto object = dyn_cast<ObjectType>(type)) {
-    if (c10::ClassTypePtr cls =
-            cu.get_class(c10::QualifiedName(object.getClassName().str())))
+    std::string name = object.getClassName().str();
+    if (c10::ClassTypePtr cls = cu.get_class(c10::QualifiedName(name)))
       return cls;
-    error = "class '" + object.getClassName().str() +
-            "' is not defined in the model";
+    // torch.classes objects are registered by LibTorch, not in the model.
+    if (c10::ClassTypePtr cls = torch::getCustomClass(name))
+      return cls;
+    error = "class '" + name + "' is not defined in the model";
+    return nullptr;
+  }
+  if (auto opaque = dyn_cast<TorchOpaqueType>(type)) {
+    std::string parseError;
+    if (c10::TypePtr parsed =
+            parseAnnotation(opaque.getAnnotation().str(), cu, parseError))
+      return parsed;
+    error = "TorchScript has no type for '" + opaque.getAnnotation().str() +
+            "': " + parseError;
     return nullptr;
   }
   std::string text;
@@ -235,6 +296,9 @@ Attribute composer::importConstant(const c10::IValue &value, MLIRContext *ctx,
     return b.getStringAttr(value.toDevice().str());
   if (value.isTensor())
     return importTensorConstant(value.toTensor(), ctx, error);
+  // An enum member by name; its type says which enum.
+  if (value.isEnum())
+    return b.getStringAttr(value.toEnumHolder()->name());
   auto importAll = [&](auto &&elements) -> Attribute {
     SmallVector<Attribute> attrs;
     for (const c10::IValue &element : elements) {
@@ -306,6 +370,11 @@ std::optional<c10::IValue> composer::exportConstant(Attribute value,
   case TypeKind::MemoryFormatType:
     if (auto attr = dyn_cast<IntegerAttr>(value))
       return c10::IValue(attr.getInt());
+    // TorchScript passes both enums as plain ints.
+    if (auto attr = dyn_cast<ScalarTypeAttr>(value))
+      return c10::IValue(static_cast<int64_t>(attr.getValue()));
+    if (auto attr = dyn_cast<MemoryFormatAttr>(value))
+      return c10::IValue(static_cast<int64_t>(attr.getValue()));
     return fail();
   case TypeKind::FloatType:
     if (auto attr = dyn_cast<FloatAttr>(value))
@@ -364,7 +433,22 @@ std::optional<c10::IValue> composer::exportConstant(Attribute value,
         return std::nullopt;
       elements.push_back(*exported);
     }
+    if (tuple.schema())
+      return c10::IValue(c10::ivalue::Tuple::createNamed(
+          std::move(elements), type->expect<c10::TupleType>()));
     return c10::IValue(c10::ivalue::Tuple::create(std::move(elements)));
+  }
+  case TypeKind::EnumType: {
+    auto name = dyn_cast<StringAttr>(value);
+    if (!name)
+      return fail();
+    auto enumType = type->expect<c10::EnumType>();
+    for (const auto &[member, memberValue] : enumType->enumNamesValues())
+      if (member == name.getValue())
+        return c10::IValue(c10::make_intrusive<c10::ivalue::EnumHolder>(
+            enumType, member, memberValue));
+    error = enumType->annotation_str() + " has no member '" + name.str() + "'";
+    return std::nullopt;
   }
   default:
     return fail();

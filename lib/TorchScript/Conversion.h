@@ -18,18 +18,27 @@
 
 namespace composer {
 
-/// The composer type of a TorchScript type; an `!composer.opaque` for types
-/// the dialect does not model.
+/// The composer type of a TorchScript type; for a type the dialect does not
+/// model (a NamedTuple, an enum, a Union, ...), an `!composer.opaque` that
+/// keeps its annotation as the model's saved code spells it.
 mlir::Type importType(const c10::TypePtr &type, mlir::MLIRContext *ctx);
 
-/// The TorchScript type of a composer type, resolving class names in `cu`;
-/// nullptr (and `error` set) if it has none.
+/// The TorchScript type of a composer type, resolving class names in `cu`
+/// (opaque types by parsing their annotation as torch.jit.load does); nullptr
+/// (and `error` set) if it has none.
 c10::TypePtr exportType(mlir::Type type, torch::jit::CompilationUnit &cu,
                         std::string &error);
 
 /// The builtin element type of a tensor dtype, or null.
 mlir::Type importDtype(c10::ScalarType dtype, mlir::MLIRContext *ctx);
 std::optional<c10::ScalarType> exportDtype(mlir::Type dtype);
+
+/// The ScalarTypeAttr or MemoryFormatAttr for an int `value` passed where a
+/// schema declares `type` as (an optional) ScalarType or MemoryFormat; null
+/// otherwise, or if the int names no value the dialect has.
+mlir::Attribute importEnumAttribute(const c10::IValue &value,
+                                    const c10::TypePtr &type,
+                                    mlir::MLIRContext *ctx);
 
 /// A constant's attribute, or null (and `error` set) if it cannot be one.
 mlir::Attribute importConstant(const c10::IValue &value, mlir::MLIRContext *ctx,

@@ -279,9 +279,13 @@ LogicalResult Importer::importNode(jit::Node *node) {
     return importIf(node, loc);
   if (kind == jit::prim::Loop)
     return importLoop(node, loc);
+  // TorchScript's frontend leaves no other block-carrying node in a saved
+  // model (`with` becomes prim::Enter / prim::Exit, which stay generic ops);
+  // one from elsewhere has no op to carry its blocks.
   if (!node->blocks().empty())
-    return emitError(loc, "unsupported node with blocks: ")
-           << kind.toQualString();
+    return emitError(loc, "cannot import ")
+           << kind.toQualString() << ": a node with blocks other than "
+           << "prim::If and prim::Loop is not supported";
   if (Operation *op = tryImportTyped(node, loc)) {
     bindResults(node, op);
     return success();
@@ -414,9 +418,15 @@ std::optional<c10::IValue> Importer::constantValue(jit::Value *value) {
   return c10::IValue(list);
 }
 
-/// The attribute a typed op keeps for a constant schema argument: int lists
-/// as dense arrays, scalars as constants do. Null if it has no such form.
-Attribute typedOpAttribute(const c10::IValue &value, MLIRContext *ctx) {
+/// The attribute a typed op keeps for a constant schema argument of type
+/// `type`: int lists as dense arrays, dtypes and memory formats by name,
+/// other scalars as constants do. Null if it has no such form.
+Attribute typedOpAttribute(const c10::IValue &value, const c10::TypePtr &type,
+                           MLIRContext *ctx) {
+  // An int the typed op cannot take as a dtype or memory format stays an
+  // int, and the op's verifier sends the node to the generic op.
+  if (Attribute attr = importEnumAttribute(value, type, ctx))
+    return attr;
   if (value.isIntList())
     return DenseI64ArrayAttr::get(ctx, value.toIntVector());
   if (!value.isBool() && !value.isInt() && !value.isDouble() &&
@@ -458,7 +468,9 @@ Operation *Importer::tryImportTyped(jit::Node *node, Location loc) {
       return nullptr; // Not constant: the generic op keeps it as an operand.
     if (constant->isNone())
       continue;
-    Attribute attr = typedOpAttribute(*constant, ctx);
+    // The real type: a schema declares ScalarType and MemoryFormat arguments
+    // as int otherwise.
+    Attribute attr = typedOpAttribute(*constant, arg.real_type(), ctx);
     if (!attr)
       return nullptr;
     state.addAttribute(arg.name(), attr);
@@ -508,6 +520,11 @@ Attribute Importer::nodeAttribute(jit::Node *node, jit::Symbol name,
     return importConstant(node->t(name), ctx, error);
   case jit::AttributeKind::ival:
     return importConstant(node->ival(name), ctx, error);
+  case jit::AttributeKind::g:
+  case jit::AttributeKind::gs:
+    // prim::fork's (torch.jit.fork's) forked code, say.
+    error = "a subgraph is not supported";
+    return {};
   default:
     error = std::string("attribute kind ") + jit::toString(node->kindOf(name)) +
             " is not supported";
@@ -524,9 +541,9 @@ Operation *Importer::importGeneric(jit::Node *node, Location loc) {
     std::string error;
     Attribute attr = nodeAttribute(node, name, error);
     if (!attr) {
-      emitError(loc, "cannot import attribute '")
-          << name.toUnqualString() << "' of " << node->kind().toQualString()
-          << ": " << error;
+      emitError(loc, "cannot import ")
+          << node->kind().toQualString() << ": attribute '"
+          << name.toUnqualString() << "': " << error;
       return nullptr;
     }
     attrs.push_back(builder.getNamedAttr(name.toUnqualString(), attr));

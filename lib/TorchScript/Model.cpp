@@ -4,13 +4,12 @@
 #include "composer/TorchScript/TorchScript.h"
 
 #include "mlir/IR/Diagnostics.h"
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/Process.h"
 
 #include <torch/csrc/jit/serialization/import.h>
 #include <torch/script.h>
+
+#include <dlfcn.h>
 
 using namespace mlir;
 using namespace composer;
@@ -19,11 +18,12 @@ TorchScriptModel::~TorchScriptModel() = default;
 
 namespace {
 
-/// First line of a LibTorch error: the rest is a C++ backtrace.
+/// LibTorch's own message without what follows its first line (a C++
+/// backtrace, or TorchScript source context). TorchScript's errors start
+/// with a newline, so the first line is the first non-blank one.
 std::string firstLine(const std::exception &e) {
-  std::string message = e.what();
-  size_t newline = message.find('\n');
-  return newline == std::string::npos ? message : message.substr(0, newline);
+  StringRef message = StringRef(e.what()).ltrim();
+  return message.take_until([](char c) { return c == '\n'; }).rtrim().str();
 }
 
 Location fileLoc(StringRef path, MLIRContext *ctx) {
@@ -44,54 +44,45 @@ public:
     }
   }
 
-  LogicalResult exportModule(ModuleOp mlirModule, StringRef outPath) override;
+  LogicalResult exportModule(ModuleOp mlirModule, StringRef outPath) override {
+    try {
+      // Edit a clone with its own class types but the same tensors (a deep
+      // copy would untie shared weights): the loaded module keeps its
+      // forward.
+      torch::jit::Module clone = module.clone(/*inplace=*/true);
+      if (failed(exportTorchScriptModule(mlirModule, clone)))
+        return failure();
+      clone.save(outPath.str());
+    } catch (const std::exception &e) {
+      return emitError(fileLoc(outPath, mlirModule.getContext()),
+                       "cannot export: ")
+             << firstLine(e);
+    }
+    return success();
+  }
 
 private:
   std::string path;
   torch::jit::Module module;
 };
 
-LogicalResult LoadedModel::exportModule(ModuleOp mlirModule,
-                                        StringRef outPath) {
-  MLIRContext *ctx = mlirModule.getContext();
-  // Write next to the destination, then rename: a failure at any point
-  // leaves no partial file behind.
-  SmallString<256> tempPath;
-  SmallString<256> tempPattern(outPath);
-  llvm::sys::path::remove_filename(tempPattern);
-  if (tempPattern.empty())
-    tempPattern = ".";
-  llvm::sys::path::append(tempPattern,
-                          llvm::sys::path::filename(outPath) + ".tmp%%%%%%");
-  int fd;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueFile(tempPattern, fd, tempPath))
-    return emitError(fileLoc(outPath, ctx), "cannot write '")
-           << outPath << "': " << ec.message();
-  llvm::sys::Process::SafelyCloseFileDescriptor(fd);
-  auto removeTemp =
-      llvm::make_scope_exit([&]() { llvm::sys::fs::remove(tempPath); });
-  try {
-    // Edit a clone with its own class types but the same tensors (a deep
-    // copy would untie shared weights): the loaded module keeps its forward.
-    torch::jit::Module clone = module.clone(/*inplace=*/true);
-    if (failed(exportTorchScriptModule(mlirModule, clone)))
-      return failure();
-    clone.save(std::string(tempPath));
-  } catch (const std::exception &e) {
-    return emitError(fileLoc(outPath, ctx), "cannot export: ") << firstLine(e);
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(tempPath, outPath))
-    return emitError(fileLoc(outPath, ctx), "cannot write '")
-           << outPath << "': " << ec.message();
-  removeTemp.release();
-  return success();
+/// Loads a library of operators as torch.ops.load_library does. It stays
+/// loaded: its operators are registered for the whole process, and loading
+/// it again is a no-op.
+LogicalResult loadOperatorLibrary(StringRef library, MLIRContext *ctx) {
+  if (dlopen(library.str().c_str(), RTLD_NOW | RTLD_GLOBAL))
+    return success();
+  return emitError(fileLoc(library, ctx), "cannot load operator library: ")
+         << dlerror();
 }
 
 } // namespace
 
-std::unique_ptr<TorchScriptModel>
-composer::loadTorchScriptModel(StringRef path, MLIRContext *ctx) {
+std::unique_ptr<TorchScriptModel> composer::loadTorchScriptModel(
+    StringRef path, ArrayRef<std::string> operatorLibraries, MLIRContext *ctx) {
+  for (const std::string &library : operatorLibraries)
+    if (failed(loadOperatorLibrary(library, ctx)))
+      return nullptr;
   if (!llvm::sys::fs::exists(path)) {
     emitError(fileLoc(path, ctx), "cannot open '") << path << "': no such file";
     return nullptr;
@@ -100,14 +91,23 @@ composer::loadTorchScriptModel(StringRef path, MLIRContext *ctx) {
     torch::jit::Module module = torch::jit::load(path.str());
     return std::make_unique<LoadedModel>(path.str(), std::move(module));
   } catch (const std::exception &e) {
-    emitError(fileLoc(path, ctx), "cannot load TorchScript model '")
-        << path << "': " << firstLine(e)
-        << " (expected an archive written by torch.jit.save)";
+    std::string reason = firstLine(e);
+    InFlightDiagnostic diag =
+        emitError(fileLoc(path, ctx), "cannot load TorchScript model '")
+        << path << "': " << reason;
+    if (StringRef(reason).starts_with("PytorchStreamReader"))
+      diag << " (expected an archive written by torch.jit.save)";
+    else if (StringRef(reason).starts_with("Unknown builtin op"))
+      diag.attachNote() << "an operator outside aten and prim comes from a "
+                           "library that must be loaded first (composer-opt "
+                           "--load-library=LIB.so)";
     return nullptr;
   }
 }
 
 extern "C" __attribute__((visibility("default"))) TorchScriptModel *
-composerLoadTorchScriptModel(const char *path, MLIRContext *ctx) {
-  return loadTorchScriptModel(path, ctx).release();
+composerLoadTorchScriptModel(const char *path,
+                             ArrayRef<std::string> operatorLibraries,
+                             MLIRContext *ctx) {
+  return loadTorchScriptModel(path, operatorLibraries, ctx).release();
 }

@@ -4,25 +4,34 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/DynamicLibrary.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+
+#include <dlfcn.h>
 
 using namespace mlir;
 using namespace composer;
 
-static std::string defaultPluginPath(const char *argv0) {
-  static int anchor;
-  std::string exe = llvm::sys::fs::getMainExecutable(argv0, &anchor);
-  SmallString<256> path(llvm::sys::path::parent_path(exe));
-  llvm::sys::path::append(path, "..", "lib", "libComposerTorchScript.so");
+static constexpr llvm::StringLiteral kPluginName = "libComposerTorchScript.so";
+
+/// The plugin beside the library this code is in: found the same way from
+/// composer-opt and from any program linking the C++ API, in the build tree
+/// and installed.
+static std::string defaultPluginPath() {
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void *>(&defaultPluginPath), &info) ||
+      !info.dli_fname)
+    return kPluginName.str(); // The dynamic loader's search path.
+  SmallString<256> path(llvm::sys::path::parent_path(info.dli_fname));
+  llvm::sys::path::append(path, kPluginName);
   return std::string(path);
 }
 
 std::unique_ptr<TorchScriptModel>
-composer::loadTorchScriptModelViaPlugin(StringRef path, MLIRContext *context,
-                                        const char *argv0) {
-  std::string pluginPath = defaultPluginPath(argv0);
+composer::loadTorchScriptModelViaPlugin(StringRef path,
+                                        ArrayRef<std::string> operatorLibraries,
+                                        MLIRContext *context) {
+  std::string pluginPath = defaultPluginPath();
   if (std::optional<std::string> fromEnv =
           llvm::sys::Process::GetEnv("COMPOSER_TORCHSCRIPT_PLUGIN"))
     pluginPath = *fromEnv;
@@ -42,5 +51,6 @@ composer::loadTorchScriptModelViaPlugin(StringRef path, MLIRContext *context,
                         << kLoadTorchScriptModelSymbol;
     return nullptr;
   }
-  return std::unique_ptr<TorchScriptModel>(load(path.str().c_str(), context));
+  return std::unique_ptr<TorchScriptModel>(
+      load(path.str().c_str(), operatorLibraries, context));
 }

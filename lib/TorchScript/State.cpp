@@ -3,6 +3,8 @@
 #include "State.h"
 #include "Conversion.h"
 
+#include "composer/Support/StatePaths.h"
+
 #include "mlir/IR/Diagnostics.h"
 
 #include <ATen/ATen.h>
@@ -209,8 +211,9 @@ void exportLayerMetadata(ModuleOp module, jit::Module &model) {
     else
       model.register_attribute(name, type, std::move(value));
   };
-  setOrRegister("_composer_layers", c10::ListType::ofStrings(), names);
-  setOrRegister("_composer_frozen_layers", c10::IntType::get(),
+  setOrRegister(std::string(kLayersAttrName), c10::ListType::ofStrings(),
+                names);
+  setOrRegister(std::string(kFrozenLayersAttrName), c10::IntType::get(),
                 frozen.getInt());
 }
 

@@ -16,12 +16,16 @@
 namespace composer::runtime {
 namespace {
 
+struct CutMixOptions {
+  double alpha = 1.0;
+};
+
 class CutMix final : public SampleMixing {
 public:
-  explicit CutMix(double alpha) : alpha_(alpha) {
-    if (!(alpha > 0))
+  explicit CutMix(const CutMixOptions &options) : alpha_(options.alpha) {
+    if (!(alpha_ > 0))
       throw std::invalid_argument("cutmix: alpha must be > 0, got " +
-                                  std::to_string(alpha));
+                                  std::to_string(alpha_));
   }
 
   std::string name() const override { return "cutmix"; }
@@ -60,10 +64,10 @@ private:
   double alpha_;
 };
 
+const AlgorithmRegistration<CutMix, CutMixOptions>
+    registration("cutmix",
+                 {{"alpha", &CutMixOptions::alpha,
+                   "the box's area ratio is drawn from Beta(alpha, alpha)"}});
+
 } // namespace
-
-std::unique_ptr<Algorithm> createCutMix(double alpha) {
-  return std::make_unique<CutMix>(alpha);
-}
-
 } // namespace composer::runtime

@@ -14,16 +14,21 @@
 namespace composer::runtime {
 namespace {
 
+struct CutOutOptions {
+  int64_t numHoles = 1;
+  double length = 0.5;
+};
+
 class CutOut final : public Algorithm {
 public:
-  CutOut(int64_t numHoles, double length)
-      : numHoles_(numHoles), length_(length) {
-    if (numHoles < 1)
+  explicit CutOut(const CutOutOptions &options)
+      : numHoles_(options.numHoles), length_(options.length) {
+    if (numHoles_ < 1)
       throw std::invalid_argument("cutout: num_holes must be >= 1, got " +
-                                  std::to_string(numHoles));
-    if (!(length > 0))
+                                  std::to_string(numHoles_));
+    if (!(length_ > 0))
       throw std::invalid_argument("cutout: length must be > 0, got " +
-                                  std::to_string(length));
+                                  std::to_string(length_));
   }
 
   std::string name() const override { return "cutout"; }
@@ -65,10 +70,12 @@ private:
   double length_;
 };
 
+const AlgorithmRegistration<CutOut, CutOutOptions>
+    registration("cutout",
+                 {{"num_holes", &CutOutOptions::numHoles, "squares per image"},
+                  {"length", &CutOutOptions::length,
+                   "side of a square: a fraction of the shorter side if < 1, "
+                   "else pixels"}});
+
 } // namespace
-
-std::unique_ptr<Algorithm> createCutOut(int64_t numHoles, double length) {
-  return std::make_unique<CutOut>(numHoles, length);
-}
-
 } // namespace composer::runtime

@@ -33,16 +33,21 @@ torch::Tensor averageCopy(const torch::Tensor &t) {
              : d.clone();
 }
 
+struct EmaOptions {
+  Time halfLife{1000, TimeUnit::Batch};
+  Time updateInterval{1, TimeUnit::Batch};
+};
+
 class Ema final : public Algorithm {
 public:
-  Ema(Time halfLife, Time updateInterval)
-      : halfLife_(halfLife), updateInterval_(updateInterval) {
-    if (!(halfLife.value >= 0))
+  explicit Ema(const EmaOptions &options)
+      : halfLife_(options.halfLife), updateInterval_(options.updateInterval) {
+    if (!(halfLife_.value >= 0))
       throw std::invalid_argument("ema: half_life must be >= 0, got " +
-                                  halfLife.str());
-    if (!(updateInterval.value > 0))
+                                  halfLife_.str());
+    if (!(updateInterval_.value > 0))
       throw std::invalid_argument("ema: update_interval must be > 0, got " +
-                                  updateInterval.str());
+                                  updateInterval_.str());
   }
 
   std::string name() const override { return "ema"; }
@@ -175,10 +180,11 @@ private:
   bool swapped_ = false;
 };
 
+const AlgorithmRegistration<Ema, EmaOptions>
+    registration("ema", {{"half_life", &EmaOptions::halfLife,
+                          "smoothing is 2^(-update_interval / half_life)"},
+                         {"update_interval", &EmaOptions::updateInterval,
+                          "how often the average is updated"}});
+
 } // namespace
-
-std::unique_ptr<Algorithm> createEma(Time halfLife, Time updateInterval) {
-  return std::make_unique<Ema>(halfLife, updateInterval);
-}
-
 } // namespace composer::runtime

@@ -26,25 +26,31 @@ torch::Tensor unitwiseNorm(const torch::Tensor &t) {
   return f.reshape({t.size(0), -1}).norm(2, /*dim=*/1).view(shape);
 }
 
+/// Both options are required (as in Composer): no defaults.
+struct GradientClippingOptions {
+  std::string type;
+  double threshold = 0;
+};
+
 class GradientClipping final : public Algorithm {
 public:
-  GradientClipping(const std::string &type, double threshold)
-      : threshold_(threshold) {
-    if (type == "norm")
+  explicit GradientClipping(const GradientClippingOptions &options)
+      : threshold_(options.threshold) {
+    if (options.type == "norm")
       type_ = ClipType::Norm;
-    else if (type == "value")
+    else if (options.type == "value")
       type_ = ClipType::Value;
-    else if (type == "adaptive")
+    else if (options.type == "adaptive")
       type_ = ClipType::Adaptive;
     else
       throw std::invalid_argument(
           "gradient_clipping: clipping_type must be 'norm', 'value' or "
           "'adaptive', got '" +
-          type + "'");
-    if (!(threshold > 0 && std::isfinite(threshold)))
+          options.type + "'");
+    if (!(threshold_ > 0 && std::isfinite(threshold_)))
       throw std::invalid_argument(
           "gradient_clipping: clipping_threshold must be > 0, got " +
-          std::to_string(threshold));
+          std::to_string(threshold_));
   }
 
   std::string name() const override { return "gradient_clipping"; }
@@ -88,11 +94,14 @@ private:
   double threshold_;
 };
 
+using Options = GradientClippingOptions;
+const AlgorithmRegistration<GradientClipping, Options> registration(
+    "gradient_clipping",
+    {{"clipping_type", &Options::type, "'norm', 'value' or 'adaptive'",
+      /*required=*/true},
+     {"clipping_threshold", &Options::threshold,
+      "the largest total norm, element or ratio to the weight's norm",
+      /*required=*/true}});
+
 } // namespace
-
-std::unique_ptr<Algorithm> createGradientClipping(const std::string &type,
-                                                  double threshold) {
-  return std::make_unique<GradientClipping>(type, threshold);
-}
-
 } // namespace composer::runtime

@@ -12,13 +12,18 @@
 namespace composer::runtime {
 namespace {
 
+struct LabelSmoothingOptions {
+  double smoothing = 0.1;
+};
+
 class LabelSmoothing final : public Algorithm {
 public:
-  explicit LabelSmoothing(double smoothing) : smoothing_(smoothing) {
-    if (!(smoothing >= 0 && smoothing <= 1))
+  explicit LabelSmoothing(const LabelSmoothingOptions &options)
+      : smoothing_(options.smoothing) {
+    if (!(smoothing_ >= 0 && smoothing_ <= 1))
       throw std::invalid_argument(
           "label_smoothing: smoothing must be in [0, 1], got " +
-          std::to_string(smoothing));
+          std::to_string(smoothing_));
   }
 
   std::string name() const override { return "label_smoothing"; }
@@ -51,10 +56,10 @@ private:
   torch::Tensor original_;
 };
 
+const AlgorithmRegistration<LabelSmoothing, LabelSmoothingOptions>
+    registration("label_smoothing",
+                 {{"smoothing", &LabelSmoothingOptions::smoothing,
+                   "weight e of the uniform distribution in y(1-e) + e/K"}});
+
 } // namespace
-
-std::unique_ptr<Algorithm> createLabelSmoothing(double smoothing) {
-  return std::make_unique<LabelSmoothing>(smoothing);
-}
-
 } // namespace composer::runtime

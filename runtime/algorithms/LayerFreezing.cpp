@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "composer/Runtime/Algorithms.h"
+#include "composer/Support/StatePaths.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -18,18 +19,15 @@
 namespace composer::runtime {
 namespace {
 
-/// The module path that owns parameter `name` ("" for the root).
-std::string ownerOf(const std::string &name) {
-  size_t dot = name.rfind('.');
-  return dot == std::string::npos ? "" : name.substr(0, dot);
-}
+const std::string kLayersAttr(kLayersAttrName);
+const std::string kFrozenLayersAttr(kFrozenLayersAttrName);
 
 /// Layers in forward order: the freezing pass's record when the model has
 /// one, else parameter-owning modules in registration order.
 std::vector<std::string> layersOf(const State &state) {
   std::vector<std::string> layers;
-  if (state.model.hasattr("_composer_layers")) {
-    c10::IValue recorded = state.model.attr("_composer_layers");
+  if (state.model.hasattr(kLayersAttr)) {
+    c10::IValue recorded = state.model.attr(kLayersAttr);
     if (recorded.isList()) {
       for (const c10::IValue &layer : recorded.toListRef())
         layers.push_back(layer.toStringRef());
@@ -37,15 +35,15 @@ std::vector<std::string> layersOf(const State &state) {
       for (const c10::IValue &layer : recorded.toTupleRef().elements())
         layers.push_back(layer.toStringRef());
     } else {
-      throw std::runtime_error(
-          "layer_freezing: _composer_layers is not a list of module paths");
+      throw std::runtime_error("layer_freezing: " + kLayersAttr +
+                               " is not a list of module paths");
     }
     return layers;
   }
   for (const auto &entry : state.parameters) {
-    std::string owner = ownerOf(entry.first);
+    std::string_view owner = getStateOwner(entry.first);
     if (std::find(layers.begin(), layers.end(), owner) == layers.end())
-      layers.push_back(owner);
+      layers.emplace_back(owner);
   }
   return layers;
 }
@@ -54,7 +52,7 @@ std::vector<std::string> layersOf(const State &state) {
 /// owns it or encloses it; -1 if none does.
 int64_t layerIndexOf(const std::string &name,
                      const std::vector<std::string> &layers) {
-  std::string owner = ownerOf(name);
+  std::string_view owner = getStateOwner(name);
   int64_t best = -1;
   size_t bestLength = 0;
   for (size_t i = 0; i < layers.size(); ++i) {
@@ -70,18 +68,23 @@ int64_t layerIndexOf(const std::string &name,
   return best;
 }
 
+struct LayerFreezingOptions {
+  double freezeStart = 0.5;
+  double freezeLevel = 1.0;
+};
+
 class LayerFreezing final : public Algorithm {
 public:
-  LayerFreezing(double freezeStart, double freezeLevel)
-      : freezeStart_(freezeStart), freezeLevel_(freezeLevel) {
-    if (!(freezeStart >= 0 && freezeStart < 1))
+  explicit LayerFreezing(const LayerFreezingOptions &options)
+      : freezeStart_(options.freezeStart), freezeLevel_(options.freezeLevel) {
+    if (!(freezeStart_ >= 0 && freezeStart_ < 1))
       throw std::invalid_argument(
           "layer_freezing: freeze_start must be in [0, 1), got " +
-          std::to_string(freezeStart));
-    if (!(freezeLevel >= 0 && freezeLevel <= 1))
+          std::to_string(freezeStart_));
+    if (!(freezeLevel_ >= 0 && freezeLevel_ <= 1))
       throw std::invalid_argument(
           "layer_freezing: freeze_level must be in [0, 1], got " +
-          std::to_string(freezeLevel));
+          std::to_string(freezeLevel_));
   }
 
   std::string name() const override { return "layer_freezing"; }
@@ -131,10 +134,9 @@ private:
       param.requires_grad_(false);
       param.mutable_grad() = torch::Tensor();
     }
-    if (state.model.hasattr("_composer_frozen_layers")) {
-      int64_t old = state.model.attr("_composer_frozen_layers").toInt();
-      state.model.setattr("_composer_frozen_layers",
-                          std::max(old, frozenLayers_));
+    if (state.model.hasattr(kFrozenLayersAttr)) {
+      int64_t old = state.model.attr(kFrozenLayersAttr).toInt();
+      state.model.setattr(kFrozenLayersAttr, std::max(old, frozenLayers_));
     }
   }
 
@@ -142,11 +144,12 @@ private:
   int64_t frozenLayers_ = 0;
 };
 
+const AlgorithmRegistration<LayerFreezing, LayerFreezingOptions>
+    registration("layer_freezing",
+                 {{"freeze_start", &LayerFreezingOptions::freezeStart,
+                   "fraction of the run before the first layer is frozen"},
+                  {"freeze_level", &LayerFreezingOptions::freezeLevel,
+                   "fraction of the layers frozen at the end of the run"}});
+
 } // namespace
-
-std::unique_ptr<Algorithm> createLayerFreezing(double freezeStart,
-                                               double freezeLevel) {
-  return std::make_unique<LayerFreezing>(freezeStart, freezeLevel);
-}
-
 } // namespace composer::runtime

@@ -14,12 +14,16 @@
 namespace composer::runtime {
 namespace {
 
+struct MixUpOptions {
+  double alpha = 0.2;
+};
+
 class MixUp final : public SampleMixing {
 public:
-  explicit MixUp(double alpha) : alpha_(alpha) {
-    if (!(alpha >= 0))
+  explicit MixUp(const MixUpOptions &options) : alpha_(options.alpha) {
+    if (!(alpha_ >= 0))
       throw std::invalid_argument("mixup: alpha must be >= 0, got " +
-                                  std::to_string(alpha));
+                                  std::to_string(alpha_));
   }
 
   std::string name() const override { return "mixup"; }
@@ -45,10 +49,10 @@ private:
   double alpha_;
 };
 
+const AlgorithmRegistration<MixUp, MixUpOptions>
+    registration("mixup",
+                 {{"alpha", &MixUpOptions::alpha,
+                   "l = max(z, 1-z), z ~ Beta(alpha, alpha); 0: no mixing"}});
+
 } // namespace
-
-std::unique_ptr<Algorithm> createMixUp(double alpha) {
-  return std::make_unique<MixUp>(alpha);
-}
-
 } // namespace composer::runtime

@@ -15,33 +15,41 @@
 namespace composer::runtime {
 namespace {
 
+struct ProgressiveResizingOptions {
+  double initialScale = 0.5;
+  double delayFraction = 0.5;
+  double finetuneFraction = 0.2;
+  int64_t sizeIncrement = 4;
+  std::string mode = "resize";
+};
+
 class ProgressiveResizing final : public Algorithm {
 public:
-  ProgressiveResizing(double initialScale, double delayFraction,
-                      double finetuneFraction, int64_t sizeIncrement,
-                      const std::string &mode)
-      : initialScale_(initialScale), delayFraction_(delayFraction),
-        finetuneFraction_(finetuneFraction), sizeIncrement_(sizeIncrement),
-        crop_(mode == "crop") {
+  explicit ProgressiveResizing(const ProgressiveResizingOptions &options)
+      : initialScale_(options.initialScale),
+        delayFraction_(options.delayFraction),
+        finetuneFraction_(options.finetuneFraction),
+        sizeIncrement_(options.sizeIncrement), crop_(options.mode == "crop") {
     auto fail = [](const std::string &what) {
       throw std::invalid_argument("progressive_resizing: " + what);
     };
-    if (!(initialScale > 0 && initialScale <= 1))
+    if (!(initialScale_ > 0 && initialScale_ <= 1))
       fail("initial_scale must be in (0, 1], got " +
-           std::to_string(initialScale));
-    if (!(delayFraction >= 0 && delayFraction <= 1))
+           std::to_string(initialScale_));
+    if (!(delayFraction_ >= 0 && delayFraction_ <= 1))
       fail("delay_fraction must be in [0, 1], got " +
-           std::to_string(delayFraction));
-    if (!(finetuneFraction >= 0 && finetuneFraction <= 1))
+           std::to_string(delayFraction_));
+    if (!(finetuneFraction_ >= 0 && finetuneFraction_ <= 1))
       fail("finetune_fraction must be in [0, 1], got " +
-           std::to_string(finetuneFraction));
-    if (delayFraction + finetuneFraction > 1)
+           std::to_string(finetuneFraction_));
+    if (delayFraction_ + finetuneFraction_ > 1)
       fail("delay_fraction + finetune_fraction must be <= 1, got " +
-           std::to_string(delayFraction + finetuneFraction));
-    if (sizeIncrement < 1)
-      fail("size_increment must be >= 1, got " + std::to_string(sizeIncrement));
-    if (mode != "resize" && mode != "crop")
-      fail("mode must be 'resize' or 'crop', got '" + mode + "'");
+           std::to_string(delayFraction_ + finetuneFraction_));
+    if (sizeIncrement_ < 1)
+      fail("size_increment must be >= 1, got " +
+           std::to_string(sizeIncrement_));
+    if (options.mode != "resize" && options.mode != "crop")
+      fail("mode must be 'resize' or 'crop', got '" + options.mode + "'");
   }
 
   std::string name() const override { return "progressive_resizing"; }
@@ -100,15 +108,17 @@ private:
   bool crop_;
 };
 
+using Options = ProgressiveResizingOptions;
+const AlgorithmRegistration<ProgressiveResizing, Options> registration(
+    "progressive_resizing",
+    {{"initial_scale", &Options::initialScale, "scale of the first batches"},
+     {"delay_fraction", &Options::delayFraction,
+      "fraction of the run at the initial scale"},
+     {"finetune_fraction", &Options::finetuneFraction,
+      "fraction of the run at full size, at the end"},
+     {"size_increment", &Options::sizeIncrement,
+      "sides are rounded down to a multiple of this"},
+     {"mode", &Options::mode, "'resize' (bilinear) or 'crop' (the centre)"}});
+
 } // namespace
-
-std::unique_ptr<Algorithm> createProgressiveResizing(double initialScale,
-                                                     double delayFraction,
-                                                     double finetuneFraction,
-                                                     int64_t sizeIncrement,
-                                                     const std::string &mode) {
-  return std::make_unique<ProgressiveResizing>(
-      initialScale, delayFraction, finetuneFraction, sizeIncrement, mode);
-}
-
 } // namespace composer::runtime

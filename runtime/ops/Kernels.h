@@ -1,13 +1,14 @@
 //===- Kernels.h - per-device primitives of the fused ops -------*- C++ -*-===//
 //
 // The passes over the activation that the fused ops are built from. Each
-// device (CPU, CUDA) implements all of them; FusedOps.cpp does the rest (the
-// small per-channel math) with aten on whichever device the tensors are.
+// device (CPU: cpu/, CUDA: cuda/) implements all of them, in one file per op;
+// the op's device-generic file (BlurPool.cpp, ...) does the rest (the small
+// per-channel math) with aten on whichever device the tensors are.
 //
 // Contract for every primitive:
 // - Activations (input, gradOutput, x, dy) are 4-D (N, C, H, W) and
 //   contiguous in NCHW or in channels_last; when several are passed they share
-//   one memory format and one dtype (FusedOps.cpp casts a gradient to its
+//   one memory format and one dtype (the op files cast a gradient to its
 //   input's dtype first). Results are allocated in that memory format.
 // - Activations are float32, bfloat16 or float16; `filter` and the
 //   per-channel tensors may have another floating dtype (parameters often stay

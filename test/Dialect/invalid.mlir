@@ -9,6 +9,63 @@ func.func @bad_dtype(%arg0: !composer.tensor<2x3xi7>)
 
 // -----
 
+//===----------------------------------------------------------------------===//
+// Dtype and memory format attributes
+//===----------------------------------------------------------------------===//
+
+// expected-error@+1 {{expected a dtype (ui8, i8, i16, i32, i64, f16, f32, f64, i1, bf16), got 'complex'}}
+func.func @bad_dtype_name() attributes {dtype = #composer.dtype<complex>}
+
+// -----
+
+// expected-error@+1 {{expected a dtype (ui8, i8, i16, i32, i64, f16, f32, f64, i1, bf16), got 'si8'}}
+func.func @bad_dtype_signed_name() attributes {dtype = #composer.dtype<si8>}
+
+// -----
+
+// The number is not a name: dtypes print by name only.
+// expected-error@+1 {{expected valid keyword}}
+func.func @dtype_by_number() attributes {dtype = #composer.dtype<15>}
+
+// -----
+
+// expected-error@+1 {{expected a memory format (contiguous, preserve, channels_last, channels_last_3d), got 'nhwc'}}
+func.func @bad_memory_format_name() attributes {format = #composer.memory_format<nhwc>}
+
+// -----
+
+func.func @to_dtype_int_dtype(%x: !composer.tensor) {
+  // expected-error@+1 {{'composer.to_dtype' op attribute 'dtype' failed to satisfy constraint}}
+  %0 = composer.to_dtype %x {dtype = 15 : i64, non_blocking = false, copy = false} : (!composer.tensor) -> !composer.tensor
+  return
+}
+
+// -----
+
+func.func @to_dtype_memory_format_as_dtype(%x: !composer.tensor) {
+  // expected-error@+1 {{'composer.to_dtype' op attribute 'dtype' failed to satisfy constraint}}
+  %0 = composer.to_dtype %x {dtype = #composer.memory_format<preserve>, non_blocking = false, copy = false} : (!composer.tensor) -> !composer.tensor
+  return
+}
+
+// -----
+
+func.func @contiguous_int_memory_format(%x: !composer.tensor) {
+  // expected-error@+1 {{'composer.contiguous' op attribute 'memory_format' failed to satisfy constraint}}
+  %0 = composer.contiguous %x {memory_format = 2 : i64} : (!composer.tensor) -> !composer.tensor
+  return
+}
+
+// -----
+
+func.func @softmax_int_dtype(%x: !composer.tensor) {
+  // expected-error@+1 {{'composer.softmax' op attribute 'dtype' failed to satisfy constraint}}
+  %0 = composer.softmax %x {dim = 1 : i64, dtype = 6 : i64} : (!composer.tensor) -> !composer.tensor
+  return
+}
+
+// -----
+
 // Signed integers are not tensor dtypes; only signless ones and ui8.
 // expected-error@+1 {{expected a tensor dtype (f16, bf16, f32, f64, i1, i8, i16, i32, i64, ui8) or 'unk', got 'si8'}}
 func.func @bad_dtype_signed(%arg0: !composer.tensor<*xsi8>)

@@ -395,13 +395,13 @@ func.func @normalization(%x: !composer.tensor, %p: !composer.tensor<16xf32>, %no
 // CHECK: %[[D0:.*]] = composer.dropout %[[X]], %[[T]] {p = 5.000000e-01 : f64} : (!composer.tensor, !composer.bool) -> !composer.tensor
 // CHECK: %[[D1:.*]] = composer.dropout %[[D0]], %[[T]] inplace {p = 1.000000e-01 : f64} : (!composer.tensor, !composer.bool) -> !composer.tensor
 // CHECK: %[[S0:.*]] = composer.softmax %[[D1]] {dim = -1 : i64} : (!composer.tensor) -> !composer.tensor
-// CHECK: %[[S1:.*]] = composer.softmax %[[S0]] {dim = 1 : i64, dtype = 6 : i64} : (!composer.tensor) -> !composer.tensor
+// CHECK: %[[S1:.*]] = composer.softmax %[[S0]] {dim = 1 : i64, dtype = #composer.dtype<f32>} : (!composer.tensor) -> !composer.tensor
 // CHECK: return %[[S1]]
 func.func @dropout_softmax(%x: !composer.tensor, %train: !composer.bool) -> !composer.tensor {
   %0 = composer.dropout %x, %train {p = 0.5 : f64} : (!composer.tensor, !composer.bool) -> !composer.tensor
   %1 = composer.dropout %0, %train inplace {p = 0.1 : f64} : (!composer.tensor, !composer.bool) -> !composer.tensor
   %2 = composer.softmax %1 {dim = -1 : i64} : (!composer.tensor) -> !composer.tensor
-  %3 = composer.softmax %2 {dim = 1 : i64, dtype = 6 : i64} : (!composer.tensor) -> !composer.tensor
+  %3 = composer.softmax %2 {dim = 1 : i64, dtype = #composer.dtype<f32>} : (!composer.tensor) -> !composer.tensor
   return %3 : !composer.tensor
 }
 
@@ -425,14 +425,36 @@ func.func @shapes(%x: !composer.tensor<2x3x4xf32>, %size: !composer.list<!compos
 
 // CHECK-LABEL: func.func @casts
 // CHECK-SAME: (%[[X:.*]]: !composer.tensor)
-// CHECK: %[[T0:.*]] = composer.to_dtype %[[X]] {copy = false, dtype = 5 : i64, non_blocking = false} : (!composer.tensor) -> !composer.tensor
-// CHECK: %[[T1:.*]] = composer.to_dtype %[[T0]] {copy = true, dtype = 6 : i64, memory_format = 1 : i64, non_blocking = true} : (!composer.tensor) -> !composer.tensor
-// CHECK: %[[C:.*]] = composer.contiguous %[[T1]] {memory_format = 0 : i64} : (!composer.tensor) -> !composer.tensor
+// CHECK: %[[T0:.*]] = composer.to_dtype %[[X]] {copy = false, dtype = #composer.dtype<f16>, non_blocking = false} : (!composer.tensor) -> !composer.tensor
+// CHECK: %[[T1:.*]] = composer.to_dtype %[[T0]] {copy = true, dtype = #composer.dtype<f32>, memory_format = #composer.memory_format<preserve>, non_blocking = true} : (!composer.tensor) -> !composer.tensor
+// CHECK: %[[C:.*]] = composer.contiguous %[[T1]] {memory_format = #composer.memory_format<contiguous>} : (!composer.tensor) -> !composer.tensor
 // CHECK: return %[[C]]
 func.func @casts(%x: !composer.tensor) -> !composer.tensor {
-  %0 = composer.to_dtype %x {dtype = 5 : i64, non_blocking = false, copy = false} : (!composer.tensor) -> !composer.tensor
-  %1 = composer.to_dtype %0 {dtype = 6 : i64, non_blocking = true, copy = true, memory_format = 1 : i64}
+  %0 = composer.to_dtype %x {dtype = #composer.dtype<f16>, non_blocking = false, copy = false} : (!composer.tensor) -> !composer.tensor
+  %1 = composer.to_dtype %0 {dtype = #composer.dtype<f32>, non_blocking = true, copy = true, memory_format = #composer.memory_format<preserve>}
       : (!composer.tensor) -> !composer.tensor
-  %2 = composer.contiguous %1 {memory_format = 0 : i64} : (!composer.tensor) -> !composer.tensor
+  %2 = composer.contiguous %1 {memory_format = #composer.memory_format<contiguous>} : (!composer.tensor) -> !composer.tensor
+  return %2 : !composer.tensor
+}
+
+// Dtypes and memory formats print by name; every name round-trips.
+// CHECK-LABEL: func.func @torch_enum_names
+// CHECK-SAME: dtypes = [#composer.dtype<ui8>, #composer.dtype<i8>, #composer.dtype<i16>, #composer.dtype<i32>, #composer.dtype<i64>, #composer.dtype<f16>, #composer.dtype<f32>, #composer.dtype<f64>, #composer.dtype<i1>, #composer.dtype<bf16>]
+// CHECK-SAME: formats = [#composer.memory_format<contiguous>, #composer.memory_format<preserve>, #composer.memory_format<channels_last>, #composer.memory_format<channels_last_3d>]
+// CHECK: composer.to_dtype %{{.*}} {copy = false, dtype = #composer.dtype<bf16>, memory_format = #composer.memory_format<channels_last>, non_blocking = false}
+// CHECK: composer.softmax %{{.*}} {dim = -1 : i64, dtype = #composer.dtype<i64>}
+// CHECK: composer.contiguous %{{.*}} {memory_format = #composer.memory_format<channels_last_3d>}
+func.func @torch_enum_names(%x: !composer.tensor) -> !composer.tensor attributes {
+    dtypes = [#composer.dtype<ui8>, #composer.dtype<i8>, #composer.dtype<i16>,
+              #composer.dtype<i32>, #composer.dtype<i64>, #composer.dtype<f16>,
+              #composer.dtype<f32>, #composer.dtype<f64>, #composer.dtype<i1>,
+              #composer.dtype<bf16>],
+    formats = [#composer.memory_format<contiguous>, #composer.memory_format<preserve>,
+               #composer.memory_format<channels_last>,
+               #composer.memory_format<channels_last_3d>]} {
+  %0 = composer.to_dtype %x {dtype = #composer.dtype<bf16>, non_blocking = false, copy = false,
+      memory_format = #composer.memory_format<channels_last>} : (!composer.tensor) -> !composer.tensor
+  %1 = composer.softmax %0 {dim = -1 : i64, dtype = #composer.dtype<i64>} : (!composer.tensor) -> !composer.tensor
+  %2 = composer.contiguous %1 {memory_format = #composer.memory_format<channels_last_3d>} : (!composer.tensor) -> !composer.tensor
   return %2 : !composer.tensor
 }

@@ -12,6 +12,8 @@ import torch
 
 
 def flatten(output):
+    if output is None:  # an absent Optional output (GoogLeNet's aux logits)
+        return []
     if isinstance(output, torch.Tensor):
         return [output]
     if isinstance(output, dict):
@@ -19,6 +21,21 @@ def flatten(output):
     if isinstance(output, (list, tuple)):
         return [t for item in output for t in flatten(item)]
     raise TypeError(f"unexpected output type {type(output)}")
+
+
+def layout(output):
+    """The output's structure as text: containers (a NamedTuple by its name
+    and fields), None and tensors."""
+    if not isinstance(output, (dict, list, tuple)):
+        return type(output).__name__
+    if isinstance(output, dict):
+        return "{" + ", ".join(f"{k!r}: {layout(output[k])}"
+                               for k in sorted(output)) + "}"
+    items = ", ".join(layout(item) for item in output)
+    fields = getattr(output, "_fields", None)
+    if fields:
+        return f"{type(output).__name__}{fields}({items})"
+    return f"{type(output).__name__}({items})"
 
 
 def fail(message):
@@ -45,9 +62,17 @@ def same_tensors(what, expected, actual):
 
 
 def run(model, example, train, seed=0):
+    """The output's layout and its tensors in order."""
     model.train(train)
     torch.manual_seed(seed)
-    return flatten(model(example))
+    output = model(example)
+    return layout(output), flatten(output)
+
+
+def same_outputs(what, expected, actual):
+    if expected[0] != actual[0]:
+        fail(f"{what}: {expected[0]} vs {actual[0]}")
+    same_tensors(what, expected[1], actual[1])
 
 
 def main():
@@ -65,7 +90,7 @@ def main():
     print(f"state_dict: {len(sd_o)} entries identical")
 
     with torch.no_grad():
-        same_tensors("eval output", run(original, example, False),
+        same_outputs("eval output", run(original, example, False),
                      run(candidate, example, False))
     print("eval: outputs bitwise identical")
     if eval_only:
@@ -73,10 +98,10 @@ def main():
         return
 
     # Train mode: dropout draws and batch statistics; also updates buffers.
-    out_o = run(original, example, True, seed=1)
-    out_c = run(candidate, example, True, seed=1)
-    same_tensors("train output", [t.detach() for t in out_o],
-                 [t.detach() for t in out_c])
+    layout_o, out_o = run(original, example, True, seed=1)
+    layout_c, out_c = run(candidate, example, True, seed=1)
+    same_outputs("train output", (layout_o, [t.detach() for t in out_o]),
+                 (layout_c, [t.detach() for t in out_c]))
     print("train: outputs bitwise identical with the same seed")
     same_tensors("buffers after train forward",
                  [b for b in original.buffers()], [b for b in candidate.buffers()])
@@ -99,7 +124,7 @@ def main():
     same_tensors("parameters after SGD step", list(params_o.values()),
                  list(params_c.values()))
     with torch.no_grad():
-        same_tensors("eval output after SGD step", run(original, example, False),
+        same_outputs("eval output after SGD step", run(original, example, False),
                      run(candidate, example, False))
     print("sgd: parameters and outputs identical after one step")
     print("PASS")

@@ -114,6 +114,10 @@ def build(name):
         return GPT(), torch.randint(0, 101, (2, 16))
     if name == "vit_b_16":
         return tvm.vit_b_16(weights=None), torch.randn(1, 3, 224, 224)
+    if name == "googlenet":
+        # Scripted, it returns the GoogLeNetOutputs NamedTuple; the auxiliary
+        # classifiers make its Optional fields tensors in train, None in eval.
+        return tvm.googlenet(weights=None, init_weights=False), image()
     if name == "deeplabv3_mobilenet_v3_large":
         return tvm.segmentation.deeplabv3_mobilenet_v3_large(
             weights=None, weights_backbone=None, aux_loss=False), image()

@@ -21,7 +21,7 @@ module {
 // CHECK-NEXT: composer.parameter @conv.bias : !composer.tensor<8xf32>
 // CHECK-LABEL: func.func @forward
 // CHECK-SAME: (%[[X:.*]]: !composer.tensor<2x3x8x8xf32>)
-// CHECK-NEXT: %[[CL:.*]] = composer.contiguous %[[X]] {memory_format = 2 : i64}
+// CHECK-NEXT: %[[CL:.*]] = composer.contiguous %[[X]] {memory_format = #composer.memory_format<channels_last>}
 // CHECK-NOT: composer.contiguous
 // CHECK: composer.relu %[[CL]]
 // REPORT: remark: composer-channels-last: 1 convolution weights made channels_last, 0 skipped
@@ -45,7 +45,7 @@ module {
 // CHECK: %[[RANK:.*]] = composer.op "aten::dim"(%[[X]])
 // CHECK: %[[IS4D:.*]] = composer.op "aten::eq"(%[[RANK]], %{{.*}})
 // CHECK: %[[IN:.*]] = composer.if %[[IS4D]] -> (!composer.tensor) {
-// CHECK-NEXT: %[[CL:.*]] = composer.contiguous %[[X]] {memory_format = 2 : i64}
+// CHECK-NEXT: %[[CL:.*]] = composer.contiguous %[[X]] {memory_format = #composer.memory_format<channels_last>}
 // CHECK-NEXT: composer.yield %[[CL]]
 // CHECK-NEXT: } else {
 // CHECK-NEXT: composer.yield %[[X]]

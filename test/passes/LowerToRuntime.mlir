@@ -155,7 +155,7 @@ module {
     %none = composer.constant(none) : !composer.none
     %rm = composer.get_param @bn.running_mean : !composer.tensor
     %rv = composer.get_param @bn.running_var : !composer.tensor
-    %c = composer.to_dtype %x {copy = false, dtype = 6 : i64, non_blocking = false} : (!composer.tensor<4x8x2x2xbf16>) -> !composer.tensor<4x8x2x2xf32>
+    %c = composer.to_dtype %x {copy = false, dtype = #composer.dtype<f32>, non_blocking = false} : (!composer.tensor<4x8x2x2xbf16>) -> !composer.tensor<4x8x2x2xf32>
     %y = composer.ghost_batch_norm %c, %none, %none, %rm, %rv, %training, %m {cudnn_enabled = true, eps = 1.000000e-05 : f64, ghost_batch_size = 2 : i64} : (!composer.tensor<4x8x2x2xf32>, !composer.none, !composer.none, !composer.tensor, !composer.tensor, !composer.bool, !composer.float) -> !composer.tensor
     return %y : !composer.tensor
   }
@@ -178,29 +178,29 @@ module {
   func.func @ghost_casts(%x: !composer.tensor, %training: !composer.bool) -> (!composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor) {
     %m = composer.constant(1.000000e-01) : !composer.float
     %none = composer.constant(none) : !composer.none
-    %shared = composer.to_dtype %x {copy = false, dtype = 6 : i64, non_blocking = false} : (!composer.tensor) -> !composer.tensor
+    %shared = composer.to_dtype %x {copy = false, dtype = #composer.dtype<f32>, non_blocking = false} : (!composer.tensor) -> !composer.tensor
     %a = composer.ghost_batch_norm %shared, %none, %none, %none, %none, %training, %m {cudnn_enabled = true, eps = 1.000000e-05 : f64, ghost_batch_size = 2 : i64} : (!composer.tensor, !composer.none, !composer.none, !composer.none, !composer.none, !composer.bool, !composer.float) -> !composer.tensor
-    %copy = composer.to_dtype %x {copy = true, dtype = 6 : i64, non_blocking = false} : (!composer.tensor) -> !composer.tensor
+    %copy = composer.to_dtype %x {copy = true, dtype = #composer.dtype<f32>, non_blocking = false} : (!composer.tensor) -> !composer.tensor
     %b = composer.ghost_batch_norm %copy, %none, %none, %none, %none, %training, %m {cudnn_enabled = true, eps = 1.000000e-05 : f64, ghost_batch_size = 2 : i64} : (!composer.tensor, !composer.none, !composer.none, !composer.none, !composer.none, !composer.bool, !composer.float) -> !composer.tensor
-    %cl = composer.to_dtype %x {copy = false, dtype = 6 : i64, memory_format = 2 : i64, non_blocking = false} : (!composer.tensor) -> !composer.tensor
+    %cl = composer.to_dtype %x {copy = false, dtype = #composer.dtype<f32>, memory_format = #composer.memory_format<channels_last>, non_blocking = false} : (!composer.tensor) -> !composer.tensor
     %c = composer.ghost_batch_norm %cl, %none, %none, %none, %none, %training, %m {cudnn_enabled = true, eps = 1.000000e-05 : f64, ghost_batch_size = 2 : i64} : (!composer.tensor, !composer.none, !composer.none, !composer.none, !composer.none, !composer.bool, !composer.float) -> !composer.tensor
-    %half = composer.to_dtype %x {copy = false, dtype = 5 : i64, non_blocking = false} : (!composer.tensor) -> !composer.tensor
+    %half = composer.to_dtype %x {copy = false, dtype = #composer.dtype<f16>, non_blocking = false} : (!composer.tensor) -> !composer.tensor
     %d = composer.ghost_batch_norm %half, %none, %none, %none, %none, %training, %m {cudnn_enabled = true, eps = 1.000000e-05 : f64, ghost_batch_size = 2 : i64} : (!composer.tensor, !composer.none, !composer.none, !composer.none, !composer.none, !composer.bool, !composer.float) -> !composer.tensor
     return %a, %b, %c, %d, %shared : !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor
   }
 }
 // CHECK-LABEL: func.func @ghost_casts
 // CHECK-SAME: (%[[X:.*]]: !composer.tensor, %[[T:.*]]: !composer.bool)
-// CHECK: %[[SHARED:.*]] = composer.to_dtype %[[X]] {copy = false, dtype = 6 : i64, non_blocking = false}
+// CHECK: %[[SHARED:.*]] = composer.to_dtype %[[X]] {copy = false, dtype = #composer.dtype<f32>, non_blocking = false}
 // CHECK: %[[F32:.*]] = composer.constant(6) : !composer.int
 // CHECK: %[[A:.*]] = composer.op "composer::ghost_batch_norm"(%[[X]], {{.*}}, %[[F32]])
 // CHECK: %[[COPY:.*]] = composer.to_dtype %[[X]] {copy = true
 // CHECK: %[[N1:.*]] = composer.constant(none)
 // CHECK: %[[B:.*]] = composer.op "composer::ghost_batch_norm"(%[[COPY]], {{.*}}, %[[N1]])
-// CHECK: %[[CL:.*]] = composer.to_dtype %[[X]] {{{.*}}memory_format = 2
+// CHECK: %[[CL:.*]] = composer.to_dtype %[[X]] {{{.*}}memory_format = #composer.memory_format<channels_last>
 // CHECK: %[[N2:.*]] = composer.constant(none)
 // CHECK: %[[C:.*]] = composer.op "composer::ghost_batch_norm"(%[[CL]], {{.*}}, %[[N2]])
-// CHECK: %[[HALF:.*]] = composer.to_dtype %[[X]] {copy = false, dtype = 5
+// CHECK: %[[HALF:.*]] = composer.to_dtype %[[X]] {copy = false, dtype = #composer.dtype<f16>
 // CHECK: %[[N3:.*]] = composer.constant(none)
 // CHECK: %[[D:.*]] = composer.op "composer::ghost_batch_norm"(%[[HALF]], {{.*}}, %[[N3]])
 // CHECK: return %[[A]], %[[B]], %[[C]], %[[D]], %[[SHARED]]
@@ -246,6 +246,28 @@ module {
 // CHECK: %[[B:.*]] = composer.op "composer::blur_pool2d"
 // CHECK: composer.yield %[[B]]
 // REPORT: remark: composer-lower-to-runtime: 1 method ops lowered to runtime ops
+
+// -----
+
+// A cast every user of which absorbs it goes once they are all lowered.
+module {
+  func.func @ghost_shared_cast(%x: !composer.tensor, %training: !composer.bool) -> (!composer.tensor, !composer.tensor) {
+    %m = composer.constant(1.000000e-01) : !composer.float
+    %none = composer.constant(none) : !composer.none
+    %c = composer.to_dtype %x {copy = false, dtype = #composer.dtype<f32>, non_blocking = false} : (!composer.tensor) -> !composer.tensor
+    %a = composer.ghost_batch_norm %c, %none, %none, %none, %none, %training, %m {cudnn_enabled = true, eps = 1.000000e-05 : f64, ghost_batch_size = 2 : i64} : (!composer.tensor, !composer.none, !composer.none, !composer.none, !composer.none, !composer.bool, !composer.float) -> !composer.tensor
+    %b = composer.ghost_batch_norm %c, %none, %none, %none, %none, %training, %m {cudnn_enabled = true, eps = 1.000000e-05 : f64, ghost_batch_size = 2 : i64} : (!composer.tensor, !composer.none, !composer.none, !composer.none, !composer.none, !composer.bool, !composer.float) -> !composer.tensor
+    return %a, %b : !composer.tensor, !composer.tensor
+  }
+}
+// CHECK-LABEL: func.func @ghost_shared_cast
+// CHECK-SAME: (%[[X:.*]]: !composer.tensor, %[[T:.*]]: !composer.bool)
+// CHECK-NOT: composer.to_dtype
+// CHECK: %[[A:.*]] = composer.op "composer::ghost_batch_norm"(%[[X]],
+// CHECK: %[[B:.*]] = composer.op "composer::ghost_batch_norm"(%[[X]],
+// CHECK-NOT: composer.to_dtype
+// CHECK: return %[[A]], %[[B]]
+// REPORT: remark: composer-lower-to-runtime: 2 method ops lowered to runtime ops (0 max pools fused, 2 input casts absorbed), 0 skipped
 
 // -----
 

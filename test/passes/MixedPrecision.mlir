@@ -29,28 +29,28 @@ module {
 // CHECK-LABEL: func.func @forward
 // CHECK-SAME: (%[[X:.*]]: !composer.tensor, %[[V:.*]]: !composer.tensor)
 // CHECK: %[[W:.*]] = composer.get_param @fc.weight
-// CHECK: %[[XL:.*]] = composer.to_dtype %[[X]] {copy = false, dtype = 15 : i64, non_blocking = false}
-// CHECK: %[[WL:.*]] = composer.to_dtype %[[W]] {copy = false, dtype = 15 : i64, non_blocking = false}
+// CHECK: %[[XL:.*]] = composer.to_dtype %[[X]] {copy = false, dtype = #composer.dtype<bf16>, non_blocking = false}
+// CHECK: %[[WL:.*]] = composer.to_dtype %[[W]] {copy = false, dtype = #composer.dtype<bf16>, non_blocking = false}
 // CHECK: %[[H:.*]] = composer.linear %[[XL]], %[[WL]]
-// CHECK: %[[HF:.*]] = composer.to_dtype %[[H]] {copy = false, dtype = 6 : i64
+// CHECK: %[[HF:.*]] = composer.to_dtype %[[H]] {copy = false, dtype = #composer.dtype<f32>
 // CHECK: %[[N:.*]] = composer.layer_norm %[[HF]]
-// CHECK: %[[NF:.*]] = composer.to_dtype %[[N]] {copy = false, dtype = 6 : i64
+// CHECK: %[[NF:.*]] = composer.to_dtype %[[N]] {copy = false, dtype = #composer.dtype<f32>
 // CHECK: %[[S:.*]] = composer.softmax %[[NF]]
 // The linear's bf16 output feeds the matmul as is.
-// CHECK: %[[VL:.*]] = composer.to_dtype %[[V]] {copy = false, dtype = 15 : i64
+// CHECK: %[[VL:.*]] = composer.to_dtype %[[V]] {copy = false, dtype = #composer.dtype<bf16>
 // CHECK: %[[Y:.*]] = composer.matmul %[[H]], %[[VL]]
-// CHECK: %[[SL:.*]] = composer.to_dtype %[[S]] {copy = false, dtype = 15 : i64
+// CHECK: %[[SL:.*]] = composer.to_dtype %[[S]] {copy = false, dtype = #composer.dtype<bf16>
 // CHECK: composer.matmul %[[SL]], %[[Y]]
 
 // f16, and layer_norm in the low dtype too (weight included).
 // F16-LABEL: func.func @forward
 // F16: %[[H:.*]] = composer.linear
 // F16: %[[G:.*]] = composer.get_param @ln.weight
-// F16: %[[GL:.*]] = composer.to_dtype %[[G]] {copy = false, dtype = 5 : i64
+// F16: %[[GL:.*]] = composer.to_dtype %[[G]] {copy = false, dtype = #composer.dtype<f16>
 // F16: composer.layer_norm %[[H]], %[[GL]]
 
 // REPORT: remark: composer-mixed-precision: 5 ops given their autocast dtype, 0 skipped
-// BAD: error: composer-mixed-precision: dtype must be bf16 or f16, got 'f64'
+// BAD: for the --dtype option: Cannot find option named 'f64'!
 
 // -----
 

@@ -19,7 +19,7 @@ module {
 // composer-mild blurs convolutions and pools and makes them channels_last.
 // MILD: composer.parameter @conv.weight channels_last
 // MILD-LABEL: func.func @forward
-// MILD: composer.contiguous %{{.*}} {memory_format = 2 : i64}
+// MILD: composer.contiguous %{{.*}} {memory_format = #composer.memory_format<channels_last>}
 // MILD: composer.blur_pool2d
 // MILD: composer.conv2d
 // MILD: composer.max_pool2d
@@ -29,7 +29,7 @@ module {
 // MEDIUM: composer.parameter @conv.weight channels_last
 // MEDIUM-LABEL: func.func @forward
 // MEDIUM: composer.blur_pool2d
-// MEDIUM: composer.to_dtype %{{.*}} {copy = false, dtype = 15 : i64
+// MEDIUM: composer.to_dtype %{{.*}} {copy = false, dtype = #composer.dtype<bf16>
 // MEDIUM: composer.conv2d
 
 // The file's options apply: pools are left alone.

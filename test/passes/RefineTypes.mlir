@@ -212,8 +212,7 @@ module @broadcast {
 
 // -----
 
-// Unary ops keep the shape; softmax and to_dtype set the dtype from the
-// c10::ScalarType code (5 = f16, 7 = f64).
+// Unary ops keep the shape; softmax and to_dtype set the dtype they name.
 
 // CHECK-LABEL: module @dtypes
 // CHECK: composer.sigmoid {{.*}} -> !composer.tensor<1x3x32x32xf32>
@@ -225,9 +224,9 @@ module @broadcast {
 module @dtypes {
   func.func @forward(%x: !composer.tensor) -> !composer.tensor {
     %0 = composer.sigmoid %x : (!composer.tensor) -> !composer.tensor
-    %1 = composer.softmax %0 {dim = 1 : i64, dtype = 7 : i64} : (!composer.tensor) -> !composer.tensor
-    %2 = composer.to_dtype %1 {dtype = 5 : i64, non_blocking = false, copy = false} : (!composer.tensor) -> !composer.tensor
-    %3 = composer.contiguous %2 {memory_format = 0 : i64} : (!composer.tensor) -> !composer.tensor
+    %1 = composer.softmax %0 {dim = 1 : i64, dtype = #composer.dtype<f64>} : (!composer.tensor) -> !composer.tensor
+    %2 = composer.to_dtype %1 {dtype = #composer.dtype<f16>, non_blocking = false, copy = false} : (!composer.tensor) -> !composer.tensor
+    %3 = composer.contiguous %2 {memory_format = #composer.memory_format<contiguous>} : (!composer.tensor) -> !composer.tensor
     return %3 : !composer.tensor
   }
 }
@@ -247,6 +246,47 @@ module @flatten_scalar {
     %0 = composer.flatten %s {start_dim = 0 : i64, end_dim = -1 : i64} : (!composer.tensor) -> !composer.tensor
     %1 = composer.relu %x : (!composer.tensor) -> !composer.tensor
     return %0, %1 : !composer.tensor, !composer.tensor
+  }
+}
+
+// -----
+
+// aten::_convolution, transposed and not; elementwise ops and norms keep the
+// shape; cat adds up the (negative) concatenation dimension.
+
+// CHECK-LABEL: module @convolution_cat
+// CHECK: composer.convolution {{.*}} -> !composer.tensor<1x4x64x64xf32>
+// CHECK: composer.convolution {{.*}} -> !composer.tensor<1x8x32x32xf32>
+// CHECK: composer.gelu {{.*}} -> !composer.tensor<1x8x32x32xf32>
+// CHECK: composer.dropout {{.*}} -> !composer.tensor<1x8x32x32xf32>
+// CHECK: composer.cat {{.*}} -> !composer.tensor<1x8x32x64xf32>
+// CHECK: composer.group_norm {{.*}} -> !composer.tensor<1x8x32x64xf32>
+
+// expected-remark@+1 {{composer-refine-types: 8 tensor results fully refined, 0 skipped}}
+module @convolution_cat {
+  composer.parameter @up : !composer.tensor<3x4x3x3xf32>
+  composer.parameter @down : !composer.tensor<8x4x3x3xf32>
+  func.func @forward(%x: !composer.tensor) -> !composer.tensor {
+    %up = composer.get_param @up : !composer.tensor
+    %down = composer.get_param @down : !composer.tensor
+    %none = composer.constant(none) : !composer.none
+    %train = composer.constant(true) : !composer.bool
+    %0 = composer.convolution %x, %up, %none {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>,
+        dilation = array<i64: 1, 1>, transposed = true, output_padding = array<i64: 1, 1>,
+        groups = 1 : i64, benchmark = false, deterministic = false, cudnn_enabled = true,
+        allow_tf32 = true} : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %1 = composer.convolution %0, %down, %none {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>,
+        dilation = array<i64: 1, 1>, transposed = false, output_padding = array<i64: 0, 0>,
+        groups = 1 : i64, benchmark = false, deterministic = false, cudnn_enabled = true,
+        allow_tf32 = true} : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %2 = composer.gelu %1 {approximate = "none"} : (!composer.tensor) -> !composer.tensor
+    %3 = composer.dropout %2, %train {p = 0.5 : f64} : (!composer.tensor, !composer.bool) -> !composer.tensor
+    %list = composer.op "prim::ListConstruct"(%2, %3)
+        : (!composer.tensor, !composer.tensor) -> !composer.list<!composer.tensor>
+    %4 = composer.cat %list {dim = -1 : i64} : (!composer.list<!composer.tensor>) -> !composer.tensor
+    %5 = composer.group_norm %4, %none, %none {num_groups = 2 : i64, eps = 1.0e-05 : f64,
+        cudnn_enabled = true} : (!composer.tensor, !composer.none, !composer.none) -> !composer.tensor
+    return %5 : !composer.tensor
   }
 }
 

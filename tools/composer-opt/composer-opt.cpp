@@ -2,14 +2,15 @@
 //
 // mlir-opt for composer: reads `.mlir` or a TorchScript `.pt`, runs a pass
 // pipeline with all of MLIR's debugging flags, and writes `.mlir` or `.pt`.
+// Models are read and written by the core the C++ API uses (ModelIO.h);
 // TorchScript support is a plugin loaded only when a `.pt` is involved, so
 // working on `.mlir` does not pay LibTorch's load time.
 //
 //===----------------------------------------------------------------------===//
 
+#include "composer/API/ModelIO.h"
 #include "composer/Dialect/Composer.h"
 #include "composer/Passes/Passes.h"
-#include "composer/TorchScript/TorchScriptPlugin.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -22,9 +23,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
 using namespace composer;
@@ -43,18 +42,23 @@ cl::opt<Format> emitFormat(
                           "TorchScript archive (torch.jit.load reads it)")),
     cl::init(Format::Auto), cl::cat(composerCategory));
 
-enum class Lowering { Aten, Runtime, None };
-
-cl::opt<Lowering> lowerTo(
+cl::opt<LowerTo> lowerTo(
     "lower-to", cl::desc("How method ops are lowered before writing a .pt"),
-    cl::values(clEnumValN(Lowering::Aten, "aten",
+    cl::values(clEnumValN(LowerTo::Aten, "aten",
                           "plain aten ops: any PyTorch loads the result"),
-               clEnumValN(Lowering::Runtime, "runtime",
+               clEnumValN(LowerTo::Runtime, "runtime",
                           "composer:: runtime ops (fused kernels): running "
                           "the result needs libComposerRuntime loaded"),
-               clEnumValN(Lowering::None, "none",
+               clEnumValN(LowerTo::None, "none",
                           "leave them (the export then fails on them)")),
-    cl::init(Lowering::Aten), cl::cat(composerCategory));
+    cl::init(LowerTo::Aten), cl::cat(composerCategory));
+
+cl::list<std::string> loadLibraries(
+    "load-library",
+    cl::desc("Load a library of TorchScript operators the model calls (e.g. "
+             "torchvision's) before the model, as torch.ops.load_library "
+             "does; repeatable"),
+    cl::value_desc("library.so"), cl::cat(composerCategory));
 
 cl::list<std::string>
     inputSpecs("input-spec",
@@ -95,11 +99,6 @@ FailureOr<std::string> readPipelineFile(StringRef path) {
   return pipeline.str();
 }
 
-bool isTorchScriptPath(StringRef path) {
-  StringRef ext = llvm::sys::path::extension(path);
-  return ext == ".pt" || ext == ".pth" || ext == ".torchscript";
-}
-
 /// Diagnostics outside MlirOptMain (loading, exporting) print like its own.
 struct ToolDiagnostics {
   explicit ToolDiagnostics(MLIRContext &ctx) : handler(sourceMgr, &ctx) {}
@@ -111,6 +110,10 @@ struct ToolDiagnostics {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // Options registered so far are composer-opt's own and those of LLVM's
+  // libraries (backends, ...); MLIR's are registered below. Keep --help to
+  // composer's and MLIR's.
+  cl::HideUnrelatedOptions(composerCategory);
   DialectRegistry registry;
   registry.insert<ComposerDialect, func::FuncDialect>();
   registerComposerPassesAndPipelines();
@@ -147,16 +150,16 @@ int main(int argc, char **argv) {
     });
   }
 
-  Format outputFormat = emitFormat;
-  if (outputFormat == Format::Auto)
-    outputFormat =
-        isTorchScriptPath(outputFilename) ? Format::TorchScript : Format::MLIR;
-  if (outputFormat == Format::TorchScript && outputFilename == "-") {
+  ModelFormat outputFormat = getFormatForPath(outputFilename);
+  if (emitFormat != Format::Auto)
+    outputFormat = emitFormat == Format::TorchScript ? ModelFormat::TorchScript
+                                                     : ModelFormat::MLIR;
+  if (outputFormat == ModelFormat::TorchScript && outputFilename == "-") {
     llvm::errs()
         << "composer-opt: error: --emit=pt needs an output file (-o)\n";
     return 1;
   }
-  if (outputFormat == Format::TorchScript &&
+  if (outputFormat == ModelFormat::TorchScript &&
       !config.inputSplitMarker().empty()) {
     llvm::errs() << "composer-opt: error: --emit=pt cannot write split input\n";
     return 1;
@@ -170,26 +173,20 @@ int main(int argc, char **argv) {
 
   // Hand the result over as bytecode: it keeps locations (for diagnostics of
   // the lowering and export) and parses faster than text.
-  if (outputFormat == Format::TorchScript)
+  if (outputFormat == ModelFormat::TorchScript)
     config.emitBytecode(true);
 
   MLIRContext context(registry);
   // An error in a 10k-op import should not print the op with its regions.
   context.printOpOnDiagnostic(false);
   ToolDiagnostics diagnostics(context);
+  ModelIO io(&context, loadLibraries);
 
-  // Read the input: MLIR text as is, TorchScript through the importer.
-  std::unique_ptr<TorchScriptModel> model;
+  // Read the input: MLIR as is (MlirOptMain splits and verifies it),
+  // TorchScript through the importer.
   std::unique_ptr<llvm::MemoryBuffer> input;
   if (isTorchScriptPath(inputFilename)) {
-    TimingScope loadTimer =
-        rootTimer.nest("Load TorchScript (torch::jit::load)");
-    model = loadTorchScriptModelViaPlugin(inputFilename, &context, argv[0]);
-    if (!model)
-      return 1;
-    loadTimer.stop();
-    TimingScope importTimer = rootTimer.nest("Import to MLIR");
-    OwningOpRef<ModuleOp> imported = model->importModule(&context);
+    OwningOpRef<ModuleOp> imported = io.read(inputFilename, rootTimer);
     if (!imported)
       return 1;
     std::string text;
@@ -211,17 +208,14 @@ int main(int argc, char **argv) {
   if (failed(MlirOptMain(resultStream, std::move(input), registry, config)))
     return 1;
 
-  if (outputFormat == Format::MLIR) {
-    std::string error;
-    auto output = openOutputFile(outputFilename, &error);
-    if (!output) {
-      llvm::errs() << "composer-opt: error: " << error << "\n";
-      return 1;
-    }
-    output->os() << result;
-    output->keep();
-    return 0;
-  }
+  if (outputFormat == ModelFormat::MLIR)
+    return failed(writeFileAtomically(outputFilename, &context,
+                                      [&](StringRef, llvm::raw_ostream &os) {
+                                        os << result;
+                                        return success();
+                                      }))
+               ? 1
+               : 0;
 
   TimingScope exportTimer = rootTimer.nest("Export and save TorchScript");
   ParserConfig parserConfig(&context);
@@ -229,27 +223,8 @@ int main(int argc, char **argv) {
       parseSourceString<ModuleOp>(result, parserConfig, inputFilename);
   if (!module)
     return 1;
-  if (lowerTo != Lowering::None) {
-    PassManager lowering(&context);
-    if (lowerTo == Lowering::Aten)
-      lowering.addPass(createLowerToAten());
-    else
-      lowering.addPass(createLowerToRuntime());
-    if (failed(lowering.run(*module)))
-      return 1;
-  }
-  if (!model) {
-    auto source = (*module)->getAttrOfType<StringAttr>(kSourceModelAttrName);
-    if (!source) {
-      emitError(module->getLoc(), "cannot write TorchScript: the module has "
-                                  "no '")
-          << kSourceModelAttrName
-          << "' attribute naming the .pt it was imported from";
-      return 1;
-    }
-    model = loadTorchScriptModelViaPlugin(source.getValue(), &context, argv[0]);
-    if (!model)
-      return 1;
-  }
-  return failed(model->exportModule(*module, outputFilename)) ? 1 : 0;
+  return failed(io.write(*module, outputFilename, ModelFormat::TorchScript,
+                         lowerTo))
+             ? 1
+             : 0;
 }

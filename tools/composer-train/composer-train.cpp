@@ -19,23 +19,30 @@
 
 using namespace llvm;
 
+// --help lists these categories only, not the options of LLVM's libraries.
+static cl::OptionCategory trainCategory("composer-train options");
+
 static cl::list<std::string>
-    positional(cl::Positional, cl::desc("[recipe.yaml] [key=value ...]"));
+    positional(cl::Positional, cl::desc("[recipe.yaml] [key=value ...]"),
+               cl::cat(trainCategory));
 
 static cl::opt<bool>
     autoresume("autoresume",
                cl::desc("Continue from the newest checkpoint in the "
-                        "recipe's save_folder (same as autoresume=true)"));
+                        "recipe's save_folder (same as autoresume=true)"),
+               cl::cat(trainCategory));
 
 static cl::opt<bool>
     printRecipe("print-recipe",
                 cl::desc("Print the recipe with overrides applied, then "
-                         "exit"));
+                         "exit"),
+                cl::cat(trainCategory));
 
 static cl::opt<bool>
     evalOnly("eval-only",
              cl::desc("Evaluate the model (after loading load_path or the "
-                      "newest checkpoint) and exit"));
+                      "newest checkpoint) and exit"),
+             cl::cat(trainCategory));
 
 static cl::OptionCategory
     launchCategory("Launching several processes (torchrun's contract)");
@@ -64,6 +71,7 @@ int main(int argc, char **argv) {
   composer::runtime::retainFreedHostMemory();
   if (!getenv("COMPOSER_KEEP_DENORMALS"))
     composer::runtime::flushDenormals();
+  cl::HideUnrelatedOptions({&trainCategory, &launchCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
       "composer-train: trains a TorchScript model from a Composer-style "

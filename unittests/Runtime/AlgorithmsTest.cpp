@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <optional>
 #include <sstream>
 
 using namespace composer::runtime;
@@ -44,11 +46,114 @@ void setIndexBatch(State &state, int64_t batch, int64_t size = 8) {
 }
 
 //===----------------------------------------------------------------------===//
+// Registry
+//===----------------------------------------------------------------------===//
+
+/// What a recipe may set, and Composer's defaults (METHODS.md).
+struct ExpectedOption {
+  std::string key;
+  std::optional<OptionValue> defaultValue; // none: required
+};
+
+const std::map<std::string, std::vector<ExpectedOption>> &expectedAlgorithms() {
+  static const std::map<std::string, std::vector<ExpectedOption>> expected = {
+      {"cutmix", {{"alpha", 1.0}}},
+      {"cutout", {{"num_holes", int64_t(1)}, {"length", 0.5}}},
+      {"ema",
+       {{"half_life", Time{1000, TimeUnit::Batch}},
+        {"update_interval", Time{1, TimeUnit::Batch}}}},
+      {"gradient_clipping",
+       {{"clipping_type", std::nullopt}, {"clipping_threshold", std::nullopt}}},
+      {"label_smoothing", {{"smoothing", 0.1}}},
+      {"layer_freezing", {{"freeze_start", 0.5}, {"freeze_level", 1.0}}},
+      {"mixup", {{"alpha", 0.2}}},
+      {"progressive_resizing",
+       {{"initial_scale", 0.5},
+        {"delay_fraction", 0.5},
+        {"finetune_fraction", 0.2},
+        {"size_increment", int64_t(4)},
+        {"mode", std::string("resize")}}},
+  };
+  return expected;
+}
+
+TEST(AlgorithmRegistryTest, EveryAlgorithmRegistersItself) {
+  std::vector<std::string> names;
+  for (const AlgorithmInfo *info : getRegisteredAlgorithms())
+    names.push_back(info->name);
+  std::vector<std::string> expected;
+  for (const auto &entry : expectedAlgorithms())
+    expected.push_back(entry.first);
+  EXPECT_EQ(names, expected);
+}
+
+TEST(AlgorithmRegistryTest, OptionsAndDefaultsAreComposers) {
+  for (const auto &[name, options] : expectedAlgorithms()) {
+    const AlgorithmInfo *info = findAlgorithm(name);
+    ASSERT_TRUE(info) << name;
+    ASSERT_EQ(info->options.size(), options.size()) << name;
+    for (size_t i = 0; i < options.size(); ++i) {
+      const OptionInfo &option = info->options[i];
+      EXPECT_EQ(option.key, options[i].key) << name;
+      EXPECT_FALSE(option.doc.empty()) << name << "." << option.key;
+      EXPECT_EQ(option.required, !options[i].defaultValue)
+          << name << "." << option.key;
+      if (options[i].defaultValue) {
+        EXPECT_TRUE(option.defaultValue == *options[i].defaultValue)
+            << name << "." << option.key;
+      }
+    }
+  }
+}
+
+TEST(AlgorithmRegistryTest, CreatesEachByItsName) {
+  for (const AlgorithmInfo *info : getRegisteredAlgorithms()) {
+    AlgorithmOptions required;
+    if (info->name == "gradient_clipping")
+      required = {{"clipping_type", "norm"}, {"clipping_threshold", 1.0}};
+    std::unique_ptr<Algorithm> algorithm =
+        createAlgorithm(info->name, required);
+    ASSERT_TRUE(algorithm);
+    EXPECT_EQ(algorithm->name(), info->name);
+  }
+}
+
+TEST(AlgorithmRegistryTest, ChecksNamesKeysAndTypes) {
+  auto errorOf = [](std::string_view name,
+                    const AlgorithmOptions &options) -> std::string {
+    try {
+      createAlgorithm(name, options);
+    } catch (const std::invalid_argument &error) {
+      return error.what();
+    }
+    return "no error";
+  };
+  std::string names;
+  for (const auto &entry : expectedAlgorithms())
+    names += (names.empty() ? "" : ", ") + entry.first;
+  EXPECT_EQ(errorOf("mixupp", {}),
+            "unknown algorithm 'mixupp'; expected one of: " + names);
+  EXPECT_EQ(errorOf("cutout", {{"holes", 2}}),
+            "cutout: unknown option 'holes'; expected one of: num_holes, "
+            "length");
+  EXPECT_EQ(errorOf("cutout", {{"num_holes", 2.5}}),
+            "cutout: option 'num_holes' must be an integer");
+  EXPECT_EQ(errorOf("ema", {{"half_life", "10ba"}}),
+            "ema: option 'half_life' must be a time");
+  EXPECT_EQ(errorOf("gradient_clipping", {{"clipping_type", "norm"}}),
+            "gradient_clipping: missing required option 'clipping_threshold'");
+  // An integer is a number; the algorithm's own checks still run.
+  EXPECT_EQ(errorOf("mixup", {{"alpha", 1}}), "no error");
+  EXPECT_EQ(errorOf("mixup", {{"alpha", -1}}),
+            "mixup: alpha must be >= 0, got -1.000000");
+}
+
+//===----------------------------------------------------------------------===//
 // Label smoothing
 //===----------------------------------------------------------------------===//
 
 TEST(LabelSmoothingTest, SmoothsIndexTargetsAndRestoresThem) {
-  auto algorithm = createLabelSmoothing(0.1);
+  auto algorithm = createAlgorithm("label_smoothing", {{"smoothing", 0.1}});
   State state = makeState();
   Logger logger;
   state.batch.input = torch::zeros({2, 3});
@@ -65,7 +170,7 @@ TEST(LabelSmoothingTest, SmoothsIndexTargetsAndRestoresThem) {
 }
 
 TEST(LabelSmoothingTest, SmoothsProbabilityTargets) {
-  auto algorithm = createLabelSmoothing(0.2);
+  auto algorithm = createAlgorithm("label_smoothing", {{"smoothing", 0.2}});
   State state = makeState();
   Logger logger;
   state.batch.target = torch::tensor({{0.5f, 0.5f}});
@@ -73,7 +178,8 @@ TEST(LabelSmoothingTest, SmoothsProbabilityTargets) {
   ASSERT_TRUE(fire(*algorithm, Event::BeforeLoss, state, logger));
   EXPECT_TRUE(
       torch::allclose(state.batch.target, torch::tensor({{0.5f, 0.5f}})));
-  EXPECT_THROW(createLabelSmoothing(1.5), std::invalid_argument);
+  EXPECT_THROW(createAlgorithm("label_smoothing", {{"smoothing", 1.5}}),
+               std::invalid_argument);
 }
 
 //===----------------------------------------------------------------------===//
@@ -107,7 +213,7 @@ std::pair<double, int64_t> ownAndPartner(const torch::Tensor &row, int64_t i) {
 }
 
 TEST(MixUpTest, MixesInputsAndTargetsWithOneLambda) {
-  auto algorithm = createMixUp(1.0);
+  auto algorithm = createAlgorithm("mixup", {{"alpha", 1.0}});
   const int64_t batch = 8;
   Mixed mixed = runMixing(*algorithm, 3, batch);
   ASSERT_EQ(mixed.target.sizes(), (std::vector<int64_t>{batch, batch}));
@@ -133,8 +239,8 @@ TEST(MixUpTest, MixesInputsAndTargetsWithOneLambda) {
 }
 
 TEST(MixUpTest, DrawsAreReproducibleAndPerBatch) {
-  auto first = createMixUp(0.2);
-  auto second = createMixUp(0.2);
+  auto first = createAlgorithm("mixup", {{"alpha", 0.2}});
+  auto second = createAlgorithm("mixup", {{"alpha", 0.2}});
   Mixed a = runMixing(*first, 5);
   Mixed b = runMixing(*second, 5);
   EXPECT_TRUE(torch::equal(a.input, b.input));
@@ -148,7 +254,7 @@ TEST(MixUpTest, LambdaFollowsBetaDistribution) {
   // Beta(2, 2) its mean is 0.6875. Two samples: lambda is readable from the
   // targets whenever the permutation swaps them.
   for (auto [alpha, mean] : {std::pair{1.0, 0.75}, std::pair{2.0, 0.6875}}) {
-    auto algorithm = createMixUp(alpha);
+    auto algorithm = createAlgorithm("mixup", {{"alpha", alpha}});
     double sum = 0;
     int swapped = 0;
     for (int64_t k = 0; k < 800; ++k) {
@@ -169,7 +275,8 @@ TEST(MixUpTest, LambdaFollowsBetaDistribution) {
 }
 
 TEST(MixUpTest, RejectsNegativeAlpha) {
-  EXPECT_THROW(createMixUp(-1), std::invalid_argument);
+  EXPECT_THROW(createAlgorithm("mixup", {{"alpha", -1}}),
+               std::invalid_argument);
 }
 
 //===----------------------------------------------------------------------===//
@@ -177,7 +284,7 @@ TEST(MixUpTest, RejectsNegativeAlpha) {
 //===----------------------------------------------------------------------===//
 
 TEST(CutMixTest, TargetsMixedByTheBoxArea) {
-  auto algorithm = createCutMix(1.0);
+  auto algorithm = createAlgorithm("cutmix", {{"alpha", 1.0}});
   const int64_t batch = 6, size = 16;
   int boxesSeen = 0;
   for (int64_t k = 0; k < 20; ++k) {
@@ -212,7 +319,8 @@ TEST(CutMixTest, TargetsMixedByTheBoxArea) {
 //===----------------------------------------------------------------------===//
 
 TEST(CutOutTest, ZeroesClippedSquares) {
-  auto algorithm = createCutOut(1, 0.25);
+  auto algorithm =
+      createAlgorithm("cutout", {{"num_holes", 1}, {"length", 0.25}});
   Logger logger;
   for (int64_t k = 0; k < 10; ++k) {
     State state = makeState(10, 10, k);
@@ -238,7 +346,7 @@ TEST(CutOutTest, ZeroesClippedSquares) {
 }
 
 TEST(CutOutTest, HolesPerImageInPixels) {
-  auto algorithm = createCutOut(3, 6);
+  auto algorithm = createAlgorithm("cutout", {{"num_holes", 3}, {"length", 6}});
   Logger logger;
   State state = makeState(10, 10, 1);
   state.batch.input = torch::ones({8, 1, 20, 24});
@@ -248,7 +356,8 @@ TEST(CutOutTest, HolesPerImageInPixels) {
   EXPECT_TRUE((counts <= 3 * 36).all().item<bool>());
   // Holes are drawn per image, not once per batch.
   EXPECT_FALSE(torch::equal(state.batch.input[0], state.batch.input[1]));
-  EXPECT_THROW(createCutOut(0, 0.5), std::invalid_argument);
+  EXPECT_THROW(createAlgorithm("cutout", {{"num_holes", 0}, {"length", 0.5}}),
+               std::invalid_argument);
 }
 
 //===----------------------------------------------------------------------===//
@@ -268,7 +377,7 @@ std::vector<int64_t> resizedShape(Algorithm &algorithm, int64_t batch,
 }
 
 TEST(ProgressiveResizingTest, SizesFollowTheSchedule) {
-  auto algorithm = createProgressiveResizing();
+  auto algorithm = createAlgorithm("progressive_resizing");
   EXPECT_EQ(resizedShape(*algorithm, 0), (std::vector<int64_t>{2, 3, 16, 16}));
   EXPECT_EQ(resizedShape(*algorithm, 40), (std::vector<int64_t>{2, 3, 16, 16}));
   // Scale 0.5 + 0.5 * (0.1 / 0.3) = 2/3: 21.3 rounds down to 20.
@@ -282,7 +391,7 @@ TEST(ProgressiveResizingTest, SizesFollowTheSchedule) {
 }
 
 TEST(ProgressiveResizingTest, CropTakesTheCentre) {
-  auto algorithm = createProgressiveResizing(0.5, 0.5, 0.2, 4, "crop");
+  auto algorithm = createAlgorithm("progressive_resizing", {{"mode", "crop"}});
   State state = makeState();
   Logger logger;
   torch::Tensor x = torch::rand({2, 3, 32, 32});
@@ -293,7 +402,8 @@ TEST(ProgressiveResizingTest, CropTakesTheCentre) {
 }
 
 TEST(ProgressiveResizingTest, ResizeIsBilinear) {
-  auto algorithm = createProgressiveResizing(0.5, 0.5, 0.2, 4, "resize");
+  auto algorithm =
+      createAlgorithm("progressive_resizing", {{"mode", "resize"}});
   State state = makeState();
   Logger logger;
   // Bilinear halving without corner alignment averages 2x2 blocks.
@@ -305,13 +415,16 @@ TEST(ProgressiveResizingTest, ResizeIsBilinear) {
 }
 
 TEST(ProgressiveResizingTest, ValidatesOptions) {
-  EXPECT_THROW(createProgressiveResizing(0.0), std::invalid_argument);
-  EXPECT_THROW(createProgressiveResizing(0.5, 1.5), std::invalid_argument);
-  EXPECT_THROW(createProgressiveResizing(0.5, 0.6, 0.5), std::invalid_argument);
-  EXPECT_THROW(createProgressiveResizing(0.5, 0.5, 0.2, 0),
+  auto create = [](const AlgorithmOptions &options) {
+    return createAlgorithm("progressive_resizing", options);
+  };
+  EXPECT_THROW(create({{"initial_scale", 0.0}}), std::invalid_argument);
+  EXPECT_THROW(create({{"delay_fraction", 1.5}}), std::invalid_argument);
+  EXPECT_THROW(create({{"delay_fraction", 0.6}, {"finetune_fraction", 0.5}}),
                std::invalid_argument);
+  EXPECT_THROW(create({{"size_increment", 0}}), std::invalid_argument);
   try {
-    createProgressiveResizing(0.5, 0.5, 0.2, 4, "stretch");
+    create({{"mode", "stretch"}});
     FAIL() << "expected invalid_argument";
   } catch (const std::invalid_argument &error) {
     EXPECT_NE(std::string(error.what()).find("mode"), std::string::npos);
@@ -355,8 +468,9 @@ double valueOf(torch::jit::Module &model, const std::string &name) {
 
 TEST(EmaTest, AveragesMatchTheClosedForm) {
   for (int64_t interval : {1, 2}) {
-    auto algorithm =
-        createEma({4, TimeUnit::Batch}, {double(interval), TimeUnit::Batch});
+    auto algorithm = createAlgorithm(
+        "ema", {{"half_life", Time{4, TimeUnit::Batch}},
+                {"update_interval", Time{double(interval), TimeUnit::Batch}}});
     State state = makeState(10, 10, 0);
     Logger logger;
     state.model = makeEmaModel();
@@ -391,7 +505,10 @@ TEST(EmaTest, AveragesMatchTheClosedForm) {
 }
 
 TEST(EmaTest, CheckpointRoundTrip) {
-  auto algorithm = createEma({2, TimeUnit::Batch}, {1, TimeUnit::Batch});
+  const AlgorithmOptions options = {
+      {"half_life", Time{2, TimeUnit::Batch}},
+      {"update_interval", Time{1, TimeUnit::Batch}}};
+  auto algorithm = createAlgorithm("ema", options);
   State state = makeState();
   Logger logger;
   state.model = makeEmaModel();
@@ -410,7 +527,7 @@ TEST(EmaTest, CheckpointRoundTrip) {
   }
 
   // A fresh model with the training weights, as a resumed run loads it.
-  auto resumed = createEma({2, TimeUnit::Batch}, {1, TimeUnit::Batch});
+  auto resumed = createAlgorithm("ema", options);
   State other = makeState(10, 10, 3);
   other.model = makeEmaModel();
   other.parameters = namedParameters(other.model);
@@ -449,7 +566,9 @@ torch::Tensor withGrad(torch::Tensor value, torch::Tensor grad) {
 }
 
 TEST(GradientClippingTest, ClipsTheTotalNorm) {
-  auto algorithm = createGradientClipping("norm", 1.0);
+  auto algorithm =
+      createAlgorithm("gradient_clipping",
+                      {{"clipping_type", "norm"}, {"clipping_threshold", 1.0}});
   State state = makeState();
   Logger logger;
   state.parameters = {
@@ -465,7 +584,9 @@ TEST(GradientClippingTest, ClipsTheTotalNorm) {
 }
 
 TEST(GradientClippingTest, ClampsEachValue) {
-  auto algorithm = createGradientClipping("value", 0.5);
+  auto algorithm =
+      createAlgorithm("gradient_clipping", {{"clipping_type", "value"},
+                                            {"clipping_threshold", 0.5}});
   State state = makeState();
   Logger logger;
   state.parameters = {
@@ -476,7 +597,9 @@ TEST(GradientClippingTest, ClampsEachValue) {
 }
 
 TEST(GradientClippingTest, AdaptiveBoundsEachRow) {
-  auto algorithm = createGradientClipping("adaptive", 0.1);
+  auto algorithm =
+      createAlgorithm("gradient_clipping", {{"clipping_type", "adaptive"},
+                                            {"clipping_threshold", 0.1}});
   State state = makeState();
   Logger logger;
   torch::Tensor weight =
@@ -500,8 +623,16 @@ TEST(GradientClippingTest, AdaptiveBoundsEachRow) {
 }
 
 TEST(GradientClippingTest, ValidatesOptions) {
-  EXPECT_THROW(createGradientClipping("l1", 1.0), std::invalid_argument);
-  EXPECT_THROW(createGradientClipping("norm", 0.0), std::invalid_argument);
+  auto create = [](const AlgorithmOptions &options) {
+    return createAlgorithm("gradient_clipping", options);
+  };
+  EXPECT_THROW(create({{"clipping_type", "l1"}, {"clipping_threshold", 1.0}}),
+               std::invalid_argument);
+  EXPECT_THROW(create({{"clipping_type", "norm"}, {"clipping_threshold", 0.0}}),
+               std::invalid_argument);
+  // Composer has no defaults for either.
+  EXPECT_THROW(create({{"clipping_type", "norm"}}), std::invalid_argument);
+  EXPECT_THROW(create({{"clipping_threshold", 1.0}}), std::invalid_argument);
 }
 
 //===----------------------------------------------------------------------===//
@@ -550,7 +681,8 @@ void endEpoch(Algorithm &algorithm, State &state, int64_t batch) {
 }
 
 TEST(LayerFreezingTest, FreezesFollowingTheSchedule) {
-  auto algorithm = createLayerFreezing(0.5, 1.0);
+  auto algorithm = createAlgorithm(
+      "layer_freezing", {{"freeze_start", 0.5}, {"freeze_level", 1.0}});
   State state = makeFreezingState();
   endEpoch(*algorithm, state, 1);
   endEpoch(*algorithm, state, 2); // t = 0.5: nothing yet
@@ -568,7 +700,8 @@ TEST(LayerFreezingTest, FreezesFollowingTheSchedule) {
 }
 
 TEST(LayerFreezingTest, FollowsTheRecordedLayerOrder) {
-  auto algorithm = createLayerFreezing(0.0, 1.0);
+  auto algorithm = createAlgorithm(
+      "layer_freezing", {{"freeze_start", 0.0}, {"freeze_level", 1.0}});
   State state = makeFreezingState();
   c10::List<std::string> layers({"l3", "l2", "l1", "l0"});
   state.model.register_attribute("_composer_layers", c10::ListType::ofStrings(),
@@ -582,7 +715,8 @@ TEST(LayerFreezingTest, FollowsTheRecordedLayerOrder) {
 }
 
 TEST(LayerFreezingTest, CheckpointRestoresTheFrozenSet) {
-  auto algorithm = createLayerFreezing(0.5, 1.0);
+  auto algorithm = createAlgorithm(
+      "layer_freezing", {{"freeze_start", 0.5}, {"freeze_level", 1.0}});
   State state = makeFreezingState();
   endEpoch(*algorithm, state, 3);
   std::stringstream stream;
@@ -591,7 +725,8 @@ TEST(LayerFreezingTest, CheckpointRestoresTheFrozenSet) {
     algorithm->saveState(archive);
     archive.save_to(stream);
   }
-  auto resumed = createLayerFreezing(0.5, 1.0);
+  auto resumed = createAlgorithm(
+      "layer_freezing", {{"freeze_start", 0.5}, {"freeze_level", 1.0}});
   State other = makeFreezingState();
   {
     torch::serialize::InputArchive archive;
@@ -603,7 +738,8 @@ TEST(LayerFreezingTest, CheckpointRestoresTheFrozenSet) {
   EXPECT_EQ(frozenNames(other),
             (std::vector<std::string>{"l0.weight", "l0.bias"}));
   // A run that froze nothing has nothing to reapply.
-  EXPECT_FALSE(createLayerFreezing()->match(Event::FitStart, other));
+  EXPECT_FALSE(
+      createAlgorithm("layer_freezing")->match(Event::FitStart, other));
 }
 
 } // namespace

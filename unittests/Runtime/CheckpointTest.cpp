@@ -72,8 +72,9 @@ TrainerConfig baseConfig(const std::string &folder) {
   config.seed = 11;
   config.saveFolder = folder;
   config.saveInterval = parseTime("5ba");
-  config.algorithms.push_back(createMixUp(0.4));
-  config.algorithms.push_back(createEma({4, TimeUnit::Batch}));
+  config.algorithms.push_back(createAlgorithm("mixup", {{"alpha", 0.4}}));
+  config.algorithms.push_back(
+      createAlgorithm("ema", {{"half_life", Time{4, TimeUnit::Batch}}}));
   return config;
 }
 

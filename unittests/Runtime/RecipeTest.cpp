@@ -2,6 +2,8 @@
 
 #include "Recipe.h"
 
+#include "composer/Runtime/Algorithms.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,6 +13,14 @@ using namespace composer;
 namespace fs = std::filesystem;
 
 namespace {
+
+/// "cutmix, cutout, ...": what an unknown algorithm's message lists.
+std::string registeredNames() {
+  std::string names;
+  for (const runtime::AlgorithmInfo *info : runtime::getRegisteredAlgorithms())
+    names += (names.empty() ? "" : ", ") + info->name;
+  return names;
+}
 
 class RecipeTest : public testing::Test {
 protected:
@@ -126,6 +136,26 @@ TEST_F(RecipeTest, BadValuesNameTheKeyAndLine) {
        ":6:10: error: 'limit' must be in [1, "
        "10000]"},
       {"t10k-labels", "t10k-nolabels", "t10k-nolabels-idx1-ubyte.gz"},
+      // Algorithms: options read through each one's registration.
+      {"{smoothing: 0.2}", "{smoothin: 0.2}",
+       ":18:21: error: unknown key 'smoothin' in "
+       "'algorithms.label_smoothing'; expected one of: smoothing\n"},
+      {"{smoothing: 0.2}", "{smoothing: high}",
+       ":18:32: error: 'smoothing' must be a number, got 'high'"},
+      {"{smoothing: 0.2}", "{smoothing: 2}",
+       ":18:3: error: bad 'label_smoothing': label_smoothing: smoothing must "
+       "be in [0, 1]"},
+      {"{smoothing: 0.2}", "[0.2]",
+       ":18:21: error: options of 'label_smoothing' must be a mapping"},
+      {"half_life: 10ba", "half_life: 10 batches",
+       ":20:16: error: 'half_life': invalid time '10 batches'"},
+      {"half_life: 10ba",
+       "half_life: 10ba\n  gradient_clipping: {clipping_type: norm}",
+       ":21:23: error: missing required key 'clipping_threshold' in "
+       "'gradient_clipping'"},
+      {"label_smoothing:", "label_smoothin:",
+       ":18:3: error: unknown algorithm 'label_smoothin'; expected one of: " +
+           registeredNames() + "\n"},
   };
   for (const Case &c : cases) {
     std::string text = valid();
@@ -136,6 +166,53 @@ TEST_F(RecipeTest, BadValuesNameTheKeyAndLine) {
         << "for '" << c.to << "':\n"
         << errors;
   }
+}
+
+TEST_F(RecipeTest, ReadsEveryAlgorithmsOptions) {
+  std::string text = valid();
+  text.replace(text.find("algorithms:"), std::string::npos, R"(algorithms:
+  label_smoothing: {smoothing: 0.2}
+  mixup: {alpha: 0.3}
+  cutmix: {alpha: 1}
+  cutout: {num_holes: 2, length: 4}
+  progressive_resizing:
+    initial_scale: 0.6
+    delay_fraction: 0.4
+    finetune_fraction: 0.1
+    size_increment: 8
+    mode: crop
+  ema: {half_life: 5ba, update_interval: 1ba}
+  gradient_clipping: {clipping_type: adaptive, clipping_threshold: 0.05}
+  layer_freezing:
+loggers:
+  progress_bar: false
+)");
+  ASSERT_TRUE(load(text)) << errors;
+  std::vector<std::string> names;
+  for (const auto &algorithm : config->algorithms)
+    names.push_back(algorithm->name());
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"label_smoothing", "mixup", "cutmix",
+                                      "cutout", "progressive_resizing", "ema",
+                                      "gradient_clipping", "layer_freezing"}));
+}
+
+TEST_F(RecipeTest, PrintsTheRecipeWithOverrides) {
+  recipePath = (dir / "recipe.yaml").string();
+  std::ofstream(recipePath) << valid();
+  llvm::raw_string_ostream stream(errors);
+  std::optional<std::string> text = train::resolveRecipe(
+      recipePath, {"optimizer.lr=0.05", "algorithms.mixup.alpha=0.3"}, stream);
+  ASSERT_TRUE(text) << errors;
+  EXPECT_NE(text->find("optimizer:\n  name: decoupled_sgdw\n  lr: 0.05\n"),
+            std::string::npos)
+      << *text;
+  EXPECT_NE(text->find("  ema:\n    half_life: 10ba\n  mixup:\n    alpha: "
+                       "0.3\n"),
+            std::string::npos)
+      << *text;
+  EXPECT_NE(text->find("  normalize:\n    mean: [0.286]\n"), std::string::npos)
+      << *text;
 }
 
 TEST_F(RecipeTest, BrokenYamlAndMissingPieces) {

@@ -1,6 +1,6 @@
 //===- Composer.h - the composer dialect ------------------------*- C++ -*-===//
 //
-// Types, interfaces and ops of the composer dialect.
+// Types, attributes, interfaces, traits and ops of the composer dialect.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,12 +18,40 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "composer/Support/TorchUpstream.h"
+
 #include "composer/Dialect/ComposerDialect.h.inc"
 
 #define GET_TYPEDEF_CLASSES
 #include "composer/Dialect/ComposerTypes.h.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "composer/Dialect/ComposerAttributes.h.inc"
+
+namespace composer {
+/// InferTorchTypeOpInterface's default rule: operand 0's tensor type, or
+/// for an ElementwiseBinary op the broadcast of operands 0 and 1.
+TorchTensorType inferElementwiseResultType(mlir::Operation *op);
+} // namespace composer
+
 #include "composer/Dialect/ComposerInterfaces.h.inc"
+
+namespace composer::OpTrait {
+
+/// The op's result has operand 0's channel count (dimension 1) and memory
+/// format; for add and mul, either operand's. ODS: Composer_PreservesLayout.
+template <typename ConcreteType>
+class PreservesLayout
+    : public mlir::OpTrait::TraitBase<ConcreteType, PreservesLayout> {};
+
+/// A broadcasting elementwise op of two tensors (add, mul): the result's
+/// shape comes from both operands, its layout from either.
+/// ODS: Composer_ElementwiseBinary.
+template <typename ConcreteType>
+class ElementwiseBinary
+    : public mlir::OpTrait::TraitBase<ConcreteType, ElementwiseBinary> {};
+
+} // namespace composer::OpTrait
 
 #define GET_OP_CLASSES
 #include "composer/Dialect/ComposerOps.h.inc"
@@ -38,6 +66,25 @@ bool isValidDtype(mlir::Type type);
 /// types, tensor types that do not contradict each other, T and None into
 /// Optional[T], and tuples of such element-wise (TorchScript's subtyping).
 bool areCompatibleTypes(mlir::Type lhs, mlir::Type rhs);
+
+/// Whether `operand` is one its PreservesLayout owner takes its result's
+/// channels and memory format from: operand 0, or either operand of an
+/// ElementwiseBinary op.
+bool isLayoutSource(mlir::OpOperand &operand);
+
+/// The tensor dtype (element type) of a scalar type; null for those the
+/// dialect has none for (complex, quantized).
+mlir::Type getDtypeType(mlir::MLIRContext *ctx,
+                        torch_upstream::ScalarType scalarType);
+
+/// The scalar type of a tensor dtype; nullopt if `dtype` is not one.
+std::optional<torch_upstream::ScalarType> getScalarType(mlir::Type dtype);
+
+/// The IR name of a memory format ("contiguous", "preserve",
+/// "channels_last", "channels_last_3d"), and its inverse.
+llvm::StringRef getMemoryFormatName(torch_upstream::MemoryFormat format);
+std::optional<torch_upstream::MemoryFormat>
+parseMemoryFormatName(llvm::StringRef name);
 
 } // namespace composer
 

@@ -18,12 +18,14 @@ def Composer_Dialect : Dialect {
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
   let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
   // Inherent attributes stay plain attributes: the importer and exporter set
   // and read them generically by schema argument name.
   let usePropertiesForAttributes = 0;
   let hasConstantMaterializer = 1;
   let extraClassDeclaration = [{
     void registerTypes();
+    void registerAttributes();
   }];
 }
 

@@ -1,4 +1,10 @@
-//===- ComposerInterfaces.td - op interfaces ---------------*- tablegen -*-===//
+//===- ComposerInterfaces.td - op interfaces and traits ----*- tablegen -*-===//
+//
+// What passes ask of ops, declared on the ops instead of kept in lists: which
+// ops a speedup method introduced, which ops convolve, which keep their
+// input's layout.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef COMPOSER_INTERFACES
 #define COMPOSER_INTERFACES
@@ -19,6 +25,96 @@ def TorchSchemaOpInterface : OpInterface<"TorchSchemaOp"> {
     StaticInterfaceMethod<"The in-place schema, empty if none.",
                           "::llvm::StringRef", "getInplaceTorchSchema">,
   ];
+}
+
+def MethodOpInterface : OpInterface<"MethodOp"> {
+  let cppNamespace = "::composer";
+  let description = [{
+    An op a speedup method introduces (blur_pool2d, ghost_batch_norm,
+    squeeze_excite, ...). It has no TorchScript schema: the lowerings to aten
+    and to the runtime must rewrite every such op away, and find them through
+    this interface rather than a list.
+  }];
+}
+
+def ConvolutionOpInterface : OpInterface<"ConvolutionLike"> {
+  let cppNamespace = "::composer";
+  let description = [{
+    A convolution: `input` (N, C_in, spatial...) convolved with `weight`
+    (C_out, C_in / groups, kernel...), plus an optional `bias`, with one
+    stride, padding and dilation per spatial dimension. A transposed
+    convolution's weight is (C_in, C_out / groups, kernel...) instead.
+  }];
+  let methods = [
+    InterfaceMethod<"The convolved tensor.", "::mlir::Value", "getInput", (ins),
+                    [{ return $_op.getInput(); }]>,
+    InterfaceMethod<"The operand holding the input, to replace it.",
+                    "::mlir::OpOperand &", "getInputMutable", (ins),
+                    [{ return $_op.getInputMutable(); }]>,
+    InterfaceMethod<"The filter.", "::mlir::Value", "getWeight", (ins),
+                    [{ return $_op.getWeight(); }]>,
+    InterfaceMethod<"The bias: a tensor, an optional tensor or None.",
+                    "::mlir::Value", "getBias", (ins),
+                    [{ return $_op.getBias(); }]>,
+    InterfaceMethod<"One stride per spatial dimension.",
+                    "::llvm::ArrayRef<int64_t>", "getStride", (ins),
+                    [{ return $_op.getStride(); }]>,
+    InterfaceMethod<"Replaces the stride (one value per spatial dimension).",
+                    "void", "setStride",
+                    (ins "::llvm::ArrayRef<int64_t>":$stride),
+                    [{
+      $_op.setStrideAttr(
+          ::mlir::DenseI64ArrayAttr::get($_op.getContext(), stride));
+    }]>,
+    InterfaceMethod<"One padding per spatial dimension.",
+                    "::llvm::ArrayRef<int64_t>", "getPadding", (ins),
+                    [{ return $_op.getPadding(); }]>,
+    InterfaceMethod<"One dilation per spatial dimension.",
+                    "::llvm::ArrayRef<int64_t>", "getDilation", (ins),
+                    [{ return $_op.getDilation(); }]>,
+    InterfaceMethod<"The number of channel groups.", "int64_t", "getGroups",
+                    (ins), [{ return $_op.getGroups(); }]>,
+    InterfaceMethod<"Whether this is a transposed convolution.", "bool",
+                    "isTransposed", (ins), [{}], [{ return false; }]>,
+  ];
+  let extraSharedClassDeclaration = [{
+    /// 1 to 3: the size of the stride.
+    unsigned getNumSpatialDims() { return $_op.getStride().size(); }
+  }];
+}
+
+def InferTorchTypeOpInterface : OpInterface<"InferTorchTypeOpInterface"> {
+  let cppNamespace = "::composer";
+  let description = [{
+    An op with one tensor result whose shape and dtype follow from its
+    operands' types and its attributes: the rule composer-refine-types
+    applies. The default is an elementwise op's: operand 0's type, or for an
+    ElementwiseBinary op the broadcast of both operands' shapes (with their
+    dtype if they agree).
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        What is known of the result's type from the operands and attributes
+        (possibly nothing: `!composer.tensor`); null if the op cannot tell.
+        `symbolTables` caches symbol lookups across the ops of one walk.
+      }], "::composer::TorchTensorType", "inferResultType",
+      (ins "::mlir::SymbolTableCollection &":$symbolTables), [{}], [{
+        return ::composer::inferElementwiseResultType($_op.getOperation());
+      }]>,
+  ];
+}
+
+// The result has operand 0's channel count (dimension 1) and memory format;
+// for a binary elementwise op (add, mul), either operand's. Layout passes
+// (channels_last) and channel inference look through such ops.
+def Composer_PreservesLayout : NativeOpTrait<"PreservesLayout"> {
+  let cppNamespace = "::composer::OpTrait";
+}
+
+// A broadcasting elementwise op of two tensors (add, mul): its result takes
+// its shape from both operands, and its layout from either.
+def Composer_ElementwiseBinary : NativeOpTrait<"ElementwiseBinary"> {
+  let cppNamespace = "::composer::OpTrait";
 }
 
 #endif // COMPOSER_INTERFACES

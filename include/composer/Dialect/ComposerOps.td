@@ -5,11 +5,17 @@
 
 include "composer/Dialect/ComposerDialect.td"
 include "composer/Dialect/ComposerTypes.td"
+include "composer/Dialect/ComposerAttributes.td"
 include "composer/Dialect/ComposerInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+// An op with a type rule of its own rather than InferTorchTypeOpInterface's
+// elementwise default; the rules are in lib/Dialect/TypeInference.cpp.
+def Composer_OwnTypeRule
+    : DeclareOpInterfaceMethods<InferTorchTypeOpInterface, ["inferResultType"]>;
 
 //===----------------------------------------------------------------------===//
 // Model state: parameter and buffer symbols, module attributes.
@@ -51,6 +57,7 @@ def Composer_BufferOp : Composer_StateDeclOp<"buffer"> {
 
 def Composer_GetParamOp : Composer_Op<"get_param", [
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    Composer_OwnTypeRule,
     MemoryEffects<[MemRead]>]> {
   let summary = "the tensor of a parameter or buffer symbol";
   let description = [{
@@ -60,6 +67,12 @@ def Composer_GetParamOp : Composer_Op<"get_param", [
   let arguments = (ins FlatSymbolRefAttr:$name);
   let results = (outs Composer_AnyTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
+  let extraClassDeclaration = [{
+    /// The type of the composer.parameter or composer.buffer the name refers
+    /// to; null if it refers to neither.
+    ::composer::TorchTensorType
+    getDeclaredType(::mlir::SymbolTableCollection &symbolTables);
+  }];
 }
 
 def Composer_GetAttrOp : Composer_Op<"get_attr", [MemoryEffects<[MemRead]>]> {
@@ -182,20 +195,26 @@ class Composer_PureTorchOp<string mnemonic, string schema, list<Trait> traits = 
 // Ops with an in-place variant: `inplace` selects it and makes the op write
 // its first operand.
 class Composer_MaybeInplaceTorchOp<string mnemonic, string schema,
-                                   string inplaceSchema>
+                                   string inplaceSchema,
+                                   list<Trait> traits = []>
     : Composer_TorchOp<mnemonic, schema, inplaceSchema,
-                       [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+                       !listconcat(traits, [DeclareOpInterfaceMethods<
+                                               MemoryEffectsOpInterface>])> {
   let assemblyFormat = [{
     operands (`inplace` $inplace^)? attr-dict `:` functional-type(operands, results)
   }];
 }
 
 class Composer_UnaryTorchOp<string mnemonic, string schema, string inplaceSchema>
-    : Composer_MaybeInplaceTorchOp<mnemonic, schema, inplaceSchema> {
+    : Composer_MaybeInplaceTorchOp<mnemonic, schema, inplaceSchema,
+                                   [Composer_PreservesLayout,
+                                    InferTorchTypeOpInterface]> {
   let arguments = (ins Composer_AnyTensor:$self, UnitAttr:$inplace);
 }
 
-def Composer_Conv2dOp : Composer_PureTorchOp<"conv2d", "aten::conv2d"> {
+def Composer_Conv2dOp : Composer_PureTorchOp<"conv2d", "aten::conv2d", [
+    ConvolutionOpInterface,
+    Composer_OwnTypeRule]> {
   let summary = "2-D convolution (aten::conv2d)";
   let arguments = (ins Composer_AnyTensor:$input, Composer_AnyTensor:$weight,
                        Composer_TensorOrNone:$bias,
@@ -205,7 +224,9 @@ def Composer_Conv2dOp : Composer_PureTorchOp<"conv2d", "aten::conv2d"> {
 }
 
 def Composer_ConvolutionOp
-    : Composer_PureTorchOp<"convolution", "aten::_convolution"> {
+    : Composer_PureTorchOp<"convolution", "aten::_convolution", [
+        DeclareOpInterfaceMethods<ConvolutionOpInterface, ["isTransposed"]>,
+        Composer_OwnTypeRule]> {
   let summary = "N-D convolution as traced models record it (aten::_convolution)";
   let arguments = (ins Composer_AnyTensor:$input, Composer_AnyTensor:$weight,
                        Composer_TensorOrNone:$bias,
@@ -219,7 +240,8 @@ def Composer_ConvolutionOp
 
 def Composer_BatchNormOp
     : Composer_TorchOp<"batch_norm", "aten::batch_norm", "",
-                       [MemoryEffects<[MemRead, MemWrite]>]> {
+                       [Composer_PreservesLayout, InferTorchTypeOpInterface,
+                        MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "batch normalization (aten::batch_norm)";
   let description = [{
     Writes the running statistics when `training` is true, so it has effects.
@@ -233,7 +255,8 @@ def Composer_BatchNormOp
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
-def Composer_MaxPool2dOp : Composer_PureTorchOp<"max_pool2d", "aten::max_pool2d"> {
+def Composer_MaxPool2dOp : Composer_PureTorchOp<"max_pool2d", "aten::max_pool2d", [
+    Composer_PreservesLayout, Composer_OwnTypeRule]> {
   let summary = "2-D max pooling (aten::max_pool2d)";
   let arguments = (ins Composer_AnyTensor:$self, DenseI64ArrayAttr:$kernel_size,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
@@ -241,7 +264,8 @@ def Composer_MaxPool2dOp : Composer_PureTorchOp<"max_pool2d", "aten::max_pool2d"
   let hasVerifier = 1;
 }
 
-def Composer_AvgPool2dOp : Composer_PureTorchOp<"avg_pool2d", "aten::avg_pool2d"> {
+def Composer_AvgPool2dOp : Composer_PureTorchOp<"avg_pool2d", "aten::avg_pool2d", [
+    Composer_PreservesLayout, Composer_OwnTypeRule]> {
   let summary = "2-D average pooling (aten::avg_pool2d)";
   let arguments = (ins Composer_AnyTensor:$self, DenseI64ArrayAttr:$kernel_size,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
@@ -251,19 +275,22 @@ def Composer_AvgPool2dOp : Composer_PureTorchOp<"avg_pool2d", "aten::avg_pool2d"
 }
 
 def Composer_AdaptiveAvgPool2dOp
-    : Composer_PureTorchOp<"adaptive_avg_pool2d", "aten::adaptive_avg_pool2d"> {
+    : Composer_PureTorchOp<"adaptive_avg_pool2d", "aten::adaptive_avg_pool2d", [
+        Composer_PreservesLayout, Composer_OwnTypeRule]> {
   let summary = "2-D adaptive average pooling (aten::adaptive_avg_pool2d)";
   let arguments = (ins Composer_AnyTensor:$self, DenseI64ArrayAttr:$output_size);
   let hasVerifier = 1;
 }
 
-def Composer_LinearOp : Composer_PureTorchOp<"linear", "aten::linear"> {
+def Composer_LinearOp : Composer_PureTorchOp<"linear", "aten::linear", [
+    Composer_OwnTypeRule]> {
   let summary = "affine map x W^T + b (aten::linear)";
   let arguments = (ins Composer_AnyTensor:$input, Composer_AnyTensor:$weight,
                        Composer_TensorOrNone:$bias);
 }
 
-def Composer_MatmulOp : Composer_PureTorchOp<"matmul", "aten::matmul"> {
+def Composer_MatmulOp : Composer_PureTorchOp<"matmul", "aten::matmul", [
+    Composer_OwnTypeRule]> {
   let summary = "matrix product (aten::matmul)";
   let arguments = (ins Composer_AnyTensor:$self, Composer_AnyTensor:$other);
 }
@@ -275,19 +302,26 @@ def Composer_SiluOp : Composer_UnaryTorchOp<"silu", "aten::silu", "aten::silu_">
 def Composer_HardswishOp
     : Composer_UnaryTorchOp<"hardswish", "aten::hardswish", "aten::hardswish_">;
 
-def Composer_GeluOp : Composer_PureTorchOp<"gelu", "aten::gelu"> {
+def Composer_GeluOp : Composer_PureTorchOp<"gelu", "aten::gelu", [
+    Composer_PreservesLayout, InferTorchTypeOpInterface]> {
   let summary = "GELU activation (aten::gelu)";
   let arguments = (ins Composer_AnyTensor:$self, StrAttr:$approximate);
 }
 
 class Composer_BinaryTorchOp<string mnemonic, string schema, string inplaceSchema>
-    : Composer_MaybeInplaceTorchOp<mnemonic, schema, inplaceSchema> {
+    : Composer_MaybeInplaceTorchOp<mnemonic, schema, inplaceSchema,
+                                   [Composer_PreservesLayout,
+                                    Composer_ElementwiseBinary,
+                                    InferTorchTypeOpInterface]> {
   let arguments = (ins Composer_AnyTensor:$self, Composer_AnyTensor:$other,
                        UnitAttr:$inplace);
 }
 
 def Composer_AddOp : Composer_MaybeInplaceTorchOp<"add", "aten::add.Tensor",
-                                                  "aten::add_.Tensor"> {
+                                                  "aten::add_.Tensor",
+                                                  [Composer_PreservesLayout,
+                                                   Composer_ElementwiseBinary,
+                                                   InferTorchTypeOpInterface]> {
   let summary = "self + alpha * other (aten::add.Tensor)";
   let arguments = (ins Composer_AnyTensor:$self, Composer_AnyTensor:$other,
                        AnyAttrOf<[I64Attr, F64Attr]>:$alpha, UnitAttr:$inplace);
@@ -297,7 +331,8 @@ def Composer_MulOp
     : Composer_BinaryTorchOp<"mul", "aten::mul.Tensor", "aten::mul_.Tensor">;
 
 def Composer_LayerNormOp
-    : Composer_PureTorchOp<"layer_norm", "aten::layer_norm"> {
+    : Composer_PureTorchOp<"layer_norm", "aten::layer_norm",
+                           [InferTorchTypeOpInterface]> {
   let summary = "layer normalization (aten::layer_norm)";
   let arguments = (ins Composer_AnyTensor:$input,
                        DenseI64ArrayAttr:$normalized_shape,
@@ -306,7 +341,9 @@ def Composer_LayerNormOp
 }
 
 def Composer_GroupNormOp
-    : Composer_PureTorchOp<"group_norm", "aten::group_norm"> {
+    : Composer_PureTorchOp<"group_norm", "aten::group_norm",
+                           [Composer_PreservesLayout,
+                            InferTorchTypeOpInterface]> {
   let summary = "group normalization (aten::group_norm)";
   let arguments = (ins Composer_AnyTensor:$input, I64Attr:$num_groups,
                        Composer_TensorOrNone:$weight, Composer_TensorOrNone:$bias,
@@ -314,45 +351,52 @@ def Composer_GroupNormOp
 }
 
 def Composer_DropoutOp : Composer_MaybeInplaceTorchOp<"dropout", "aten::dropout",
-                                                      "aten::dropout_"> {
+                                                      "aten::dropout_", [
+    Composer_PreservesLayout, InferTorchTypeOpInterface]> {
   let summary = "dropout (aten::dropout); draws from the RNG, so has effects";
   let arguments = (ins Composer_AnyTensor:$input, F64Attr:$p,
                        Composer_BoolValue:$train, UnitAttr:$inplace);
 }
 
-def Composer_SoftmaxOp : Composer_PureTorchOp<"softmax", "aten::softmax.int"> {
+def Composer_SoftmaxOp : Composer_PureTorchOp<"softmax", "aten::softmax.int", [
+    Composer_OwnTypeRule]> {
   let summary = "softmax over one dimension (aten::softmax.int)";
   let arguments = (ins Composer_AnyTensor:$self, I64Attr:$dim,
-                       OptionalAttr<I64Attr>:$dtype);
+                       OptionalAttr<Composer_ScalarTypeAttr>:$dtype);
 }
 
 def Composer_FlattenOp
-    : Composer_PureTorchOp<"flatten", "aten::flatten.using_ints"> {
+    : Composer_PureTorchOp<"flatten", "aten::flatten.using_ints", [
+        Composer_OwnTypeRule]> {
   let summary = "flattens dimensions start_dim..end_dim (aten::flatten)";
   let arguments = (ins Composer_AnyTensor:$self, I64Attr:$start_dim,
                        I64Attr:$end_dim);
 }
 
-def Composer_ViewOp : Composer_PureTorchOp<"view", "aten::view"> {
+def Composer_ViewOp : Composer_PureTorchOp<"view", "aten::view", [
+    Composer_OwnTypeRule]> {
   let summary = "a view with another shape (aten::view)";
   let arguments = (ins Composer_AnyTensor:$self, Composer_ListValue:$size);
 }
 
-def Composer_ReshapeOp : Composer_PureTorchOp<"reshape", "aten::reshape"> {
+def Composer_ReshapeOp : Composer_PureTorchOp<"reshape", "aten::reshape", [
+    Composer_OwnTypeRule]> {
   let summary = "reshape (aten::reshape)";
   let arguments = (ins Composer_AnyTensor:$self, Composer_ListValue:$shape);
 }
 
-def Composer_CatOp : Composer_PureTorchOp<"cat", "aten::cat"> {
+def Composer_CatOp : Composer_PureTorchOp<"cat", "aten::cat", [
+    Composer_OwnTypeRule]> {
   let summary = "concatenation of a tensor list (aten::cat)";
   let arguments = (ins Composer_ListValue:$tensors, I64Attr:$dim);
 }
 
-def Composer_ToDtypeOp : Composer_PureTorchOp<"to_dtype", "aten::to.dtype"> {
-  let summary = "dtype cast (aten::to.dtype); dtype is a c10::ScalarType code";
-  let arguments = (ins Composer_AnyTensor:$self, I64Attr:$dtype,
+def Composer_ToDtypeOp : Composer_PureTorchOp<"to_dtype", "aten::to.dtype", [
+    Composer_PreservesLayout, Composer_OwnTypeRule]> {
+  let summary = "dtype cast (aten::to.dtype)";
+  let arguments = (ins Composer_AnyTensor:$self, Composer_ScalarTypeAttr:$dtype,
                        BoolAttr:$non_blocking, BoolAttr:$copy,
-                       OptionalAttr<I64Attr>:$memory_format);
+                       OptionalAttr<Composer_MemoryFormatAttr>:$memory_format);
 }
 
 def Composer_StopGradientOp
@@ -362,17 +406,21 @@ def Composer_StopGradientOp
 }
 
 def Composer_ContiguousOp
-    : Composer_PureTorchOp<"contiguous", "aten::contiguous"> {
+    : Composer_PureTorchOp<"contiguous", "aten::contiguous",
+                           [Composer_PreservesLayout,
+                            InferTorchTypeOpInterface]> {
   let summary = "a contiguous tensor in a memory format (aten::contiguous)";
-  let arguments = (ins Composer_AnyTensor:$self, I64Attr:$memory_format);
+  let arguments = (ins Composer_AnyTensor:$self,
+                       Composer_MemoryFormatAttr:$memory_format);
 }
 
 //===----------------------------------------------------------------------===//
-// Method ops: what the speedup passes introduce. They lower to aten ops
-// (composer-lower-to-aten) or to runtime kernels.
+// Method ops: what the speedup passes introduce (MethodOpInterface). They
+// lower to aten ops (composer-lower-to-aten) or to runtime kernels.
 //===----------------------------------------------------------------------===//
 
-def Composer_BlurPool2dOp : Composer_Op<"blur_pool2d", [Pure]> {
+def Composer_BlurPool2dOp : Composer_Op<"blur_pool2d", [
+    MethodOpInterface, Composer_PreservesLayout, Pure]> {
   let summary = "anti-aliasing blur, then subsampling (BlurPool, Zhang 2019)";
   let description = [{
     Convolves each channel of `input` (N, C, H, W) with `filter` (C, 1, 3, 3;
@@ -390,6 +438,7 @@ def Composer_BlurPool2dOp : Composer_Op<"blur_pool2d", [Pure]> {
 }
 
 def Composer_GhostBatchNormOp : Composer_Op<"ghost_batch_norm", [
+    MethodOpInterface, Composer_PreservesLayout,
     MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "batch normalization over ghost batches (Hoffer et al. 2017)";
   let description = [{
@@ -411,7 +460,8 @@ def Composer_GhostBatchNormOp : Composer_Op<"ghost_batch_norm", [
   let hasVerifier = 1;
 }
 
-def Composer_SqueezeExciteOp : Composer_Op<"squeeze_excite", [Pure]> {
+def Composer_SqueezeExciteOp : Composer_Op<"squeeze_excite", [
+    MethodOpInterface, Composer_PreservesLayout, Pure]> {
   let summary = "squeeze-and-excitation gate (Hu et al. 2018)";
   let description = [{
     `input * sigmoid(fc2 relu(fc1 mean_hw(input)))`, the gate broadcast over

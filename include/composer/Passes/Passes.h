@@ -4,7 +4,12 @@
 #define COMPOSER_PASSES_PASSES_H
 
 #include "composer/Dialect/Composer.h"
+#include "composer/Support/TorchUpstream.h"
 #include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+} // namespace mlir
 
 namespace composer {
 
@@ -13,6 +18,16 @@ namespace composer {
 
 #define GEN_PASS_REGISTRATION
 #include "composer/Passes/Passes.h.inc"
+
+/// Each method's lowering patterns, from its pass file, which registers
+/// them with composer-lower-to-aten and composer-lower-to-runtime: for
+/// pipelines that build their own conversion.
+void populateBlurPoolToAtenPatterns(mlir::RewritePatternSet &patterns);
+void populateBlurPoolToRuntimePatterns(mlir::RewritePatternSet &patterns);
+void populateGhostBatchNormToAtenPatterns(mlir::RewritePatternSet &patterns);
+void populateGhostBatchNormToRuntimePatterns(mlir::RewritePatternSet &patterns);
+void populateSqueezeExciteToAtenPatterns(mlir::RewritePatternSet &patterns);
+void populateSqueezeExciteToRuntimePatterns(mlir::RewritePatternSet &patterns);
 
 /// Registers the named method pipelines (composer-mild, ...).
 void registerComposerPipelines();

@@ -1,56 +1,153 @@
-//===- Algorithms.h - The runtime algorithms of METHODS.md ------*- C++ -*-===//
+//===- Algorithms.h - The runtime algorithms, by name -----------*- C++ -*-===//
+//
+// Every runtime algorithm of METHODS.md registers itself from its own file
+// with an AlgorithmRegistration: its recipe name, its options struct (the
+// defaults, declared once) and a description of that struct's recipe keys.
+// Recipes, tests and tools then create algorithms by name and read their
+// options generically; nothing else lists the algorithms.
+//
+//===----------------------------------------------------------------------===//
 #ifndef COMPOSER_RUNTIME_ALGORITHMS_H
 #define COMPOSER_RUNTIME_ALGORITHMS_H
 
 #include "composer/Runtime/Algorithm.h"
+#include "composer/Runtime/Time.h"
 
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <map>
 #include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <variant>
+#include <vector>
 
 namespace composer::runtime {
 
-/// Targets y(1-e) + e/K, at BEFORE_LOSS.
-std::unique_ptr<Algorithm> createLabelSmoothing(double smoothing = 0.1);
+/// The value of one option. The alternatives are in OptionType's order.
+using OptionValue = std::variant<double, int64_t, bool, std::string, Time>;
 
-/// x = l x + (1-l) x[perm] at BEFORE_FORWARD, targets mixed the same way at
-/// BEFORE_LOSS; l = max(z, 1-z), z ~ Beta(alpha, alpha), one draw per batch.
-std::unique_ptr<Algorithm> createMixUp(double alpha = 0.2);
+/// What a recipe value must be to set an option.
+enum class OptionType { Number, Integer, Boolean, String, Time };
 
-/// One box from x[perm] pasted per batch (area ratio from Beta(alpha,
-/// alpha)), targets mixed by the box's exact area.
-std::unique_ptr<Algorithm> createCutMix(double alpha = 1.0);
+inline OptionType getOptionType(const OptionValue &value) {
+  return OptionType(value.index());
+}
 
-/// Zeroes `numHoles` squares of side `length` per image (a fraction of the
-/// shorter side if < 1, else pixels), centres uniform, clipped at borders.
-std::unique_ptr<Algorithm> createCutOut(int64_t numHoles = 1,
-                                        double length = 0.5);
+/// "a number", "an integer", ...: what an option of `type` must be.
+const char *describeOptionType(OptionType type);
 
-/// Trains on downscaled inputs early: scale `initialScale` until
-/// `delayFraction`, rising linearly to 1 at 1 - `finetuneFraction`; sides
-/// rounded down to a multiple of `sizeIncrement`; bilinear ("resize") or
-/// center crop ("crop").
+/// Options by recipe key; a key left out keeps the algorithm's default.
+using AlgorithmOptions = std::map<std::string, OptionValue, std::less<>>;
+
+/// One recipe key of an algorithm's options.
+struct OptionInfo {
+  std::string key;
+  std::string doc;
+  /// Whether a recipe must give it; an optional one defaults to
+  /// `defaultValue`.
+  bool required = false;
+  /// Holds the option's type, and its default when it is optional.
+  OptionValue defaultValue;
+
+  OptionType type() const { return getOptionType(defaultValue); }
+};
+
+/// A registered algorithm.
+struct AlgorithmInfo {
+  /// The recipe key, also its Algorithm::name().
+  std::string name;
+  std::vector<OptionInfo> options;
+  /// Builds the algorithm from options already checked by `create`.
+  std::function<std::unique_ptr<Algorithm>(const AlgorithmOptions &)> build;
+
+  const OptionInfo *findOption(std::string_view key) const;
+  /// Checks `given` (every key known, required ones present, values of the
+  /// option's type; integers are accepted as numbers) and builds the
+  /// algorithm. Throws std::invalid_argument for bad options, including those
+  /// the algorithm itself rejects.
+  std::unique_ptr<Algorithm> create(const AlgorithmOptions &given) const;
+};
+
+/// Every algorithm linked in, sorted by name.
+std::vector<const AlgorithmInfo *> getRegisteredAlgorithms();
+
+/// The algorithm registered as `name`, or null.
+const AlgorithmInfo *findAlgorithm(std::string_view name);
+
+/// Creates the algorithm registered as `name`; throws std::invalid_argument
+/// for an unknown name or bad options.
 std::unique_ptr<Algorithm>
-createProgressiveResizing(double initialScale = 0.5, double delayFraction = 0.5,
-                          double finetuneFraction = 0.2,
-                          int64_t sizeIncrement = 4,
-                          const std::string &mode = "resize");
+createAlgorithm(std::string_view name, const AlgorithmOptions &options = {});
 
-/// Exponential moving average of weights and buffers, smoothing
-/// 2^(-1/half_life) per `updateInterval`; the average is swapped in for
-/// evaluation and saved in checkpoints.
-std::unique_ptr<Algorithm> createEma(Time halfLife = {1000, TimeUnit::Batch},
-                                     Time updateInterval = {1,
-                                                            TimeUnit::Batch});
+/// Adds `info` to the registry; a name registered twice is a programming
+/// error and throws std::logic_error.
+void registerAlgorithm(AlgorithmInfo info);
 
-/// "norm" (total L2 norm <= threshold), "value" (each element clamped) or
-/// "adaptive" (AGC: per output unit |g| <= threshold * max(|w|, 1e-3)).
-std::unique_ptr<Algorithm> createGradientClipping(const std::string &type,
-                                                  double threshold);
+/// Binds a recipe key to a member of an options struct; the member's type
+/// is the option's (one of OptionValue's alternatives).
+template <typename Options> struct OptionField {
+  template <typename T>
+  OptionField(const char *key, T Options::*member, const char *doc,
+              bool required = false)
+      : key(key), doc(doc), required(required),
+        get([member](const Options &options) {
+          return OptionValue(options.*member);
+        }),
+        set([member](Options &options, const OptionValue &value) {
+          options.*member = std::get<T>(value);
+        }) {
+    static_assert(std::is_same_v<T, double> || std::is_same_v<T, int64_t> ||
+                      std::is_same_v<T, bool> ||
+                      std::is_same_v<T, std::string> || std::is_same_v<T, Time>,
+                  "an option is a double, int64_t, bool, std::string or Time");
+  }
 
-/// Progressive layer freezing at every epoch end (METHODS.md). Layer order
-/// comes from the model's `_composer_layers` when composer-opt's freezing
-/// pass recorded it, else from the order of parameter-owning modules.
-std::unique_ptr<Algorithm> createLayerFreezing(double freezeStart = 0.5,
-                                               double freezeLevel = 1.0);
+  const char *key;
+  const char *doc;
+  bool required;
+  std::function<OptionValue(const Options &)> get;
+  /// `value` must hold the member's type.
+  std::function<void(Options &, const OptionValue &)> set;
+};
+
+/// Registers `AlgorithmT`, constructed from `Options`, at static
+/// initialization. Defaults are those of a value-initialized `Options`:
+///
+///   struct CutOutOptions {
+///     int64_t numHoles = 1;
+///     double length = 0.5;
+///   };
+///   const AlgorithmRegistration<CutOut, CutOutOptions> registration(
+///       "cutout", {{"num_holes", &CutOutOptions::numHoles, "holes per image"},
+///                  {"length", &CutOutOptions::length, "side of a hole"}});
+///
+/// The runtime's algorithms are linked as object files (never as archive
+/// members), so no registration is dropped by the linker.
+template <typename AlgorithmT, typename Options> class AlgorithmRegistration {
+public:
+  AlgorithmRegistration(std::string name,
+                        std::initializer_list<OptionField<Options>> fields) {
+    AlgorithmInfo info;
+    info.name = std::move(name);
+    const Options defaults{};
+    for (const OptionField<Options> &field : fields)
+      info.options.push_back(
+          {field.key, field.doc, field.required, field.get(defaults)});
+    info.build =
+        [fields = std::vector<OptionField<Options>>(fields)](
+            const AlgorithmOptions &given) -> std::unique_ptr<Algorithm> {
+      Options options{};
+      for (const OptionField<Options> &field : fields)
+        if (auto it = given.find(field.key); it != given.end())
+          field.set(options, it->second);
+      return std::make_unique<AlgorithmT>(options);
+    };
+    registerAlgorithm(std::move(info));
+  }
+};
 
 } // namespace composer::runtime
 

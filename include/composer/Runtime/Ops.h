@@ -1,8 +1,9 @@
 //===- Ops.h - the composer:: fused ops from C++ ----------------*- C++ -*-===//
 //
-// C++ entry points to the runtime's custom operators (docs/runtime-ops.md):
-// each goes through LibTorch's dispatcher, so autograd, devices and
-// TorchScript see exactly what a lowered .pt calls.
+// C++ entry points to the runtime's custom operators (docs/runtime-ops.md),
+// each defined in its op's file under runtime/ops/: each goes through
+// LibTorch's dispatcher, so autograd, devices and TorchScript see exactly
+// what a lowered .pt calls.
 //
 //===----------------------------------------------------------------------===//
 

@@ -12,9 +12,11 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <memory>
+#include <string>
 
 namespace composer {
 
@@ -34,15 +36,20 @@ public:
   importModule(mlir::MLIRContext *context) = 0;
 
   /// Writes `module`, a (transformed) import of this model, as a TorchScript
-  /// archive at `path`, atomically: on failure no file is left there.
+  /// archive at `path`. Callers write to a temporary file and rename it
+  /// (writeFileAtomically in composer/API/ModelIO.h).
   virtual mlir::LogicalResult exportModule(mlir::ModuleOp module,
                                            llvm::StringRef path) = 0;
 };
 
-/// Loads a `.pt` file; on failure emits an error (at a location naming the
-/// file) to `context` and returns null.
+/// Loads a `.pt` file, after the shared libraries `operatorLibraries` that
+/// register operators it calls (as `torch.ops.load_library` does); on failure
+/// emits an error (at a location naming the file) to `context` and returns
+/// null.
 std::unique_ptr<TorchScriptModel>
-loadTorchScriptModel(llvm::StringRef path, mlir::MLIRContext *context);
+loadTorchScriptModel(llvm::StringRef path,
+                     llvm::ArrayRef<std::string> operatorLibraries,
+                     mlir::MLIRContext *context);
 
 } // namespace composer
 

@@ -1,7 +1,8 @@
 //===- TorchScriptPlugin.h - on-demand TorchScript support ------*- C++ -*-===//
 //
-// Tools that mostly work on `.mlir` load libComposerTorchScript only when a
-// `.pt` file is involved, so they start without LibTorch's ~0.6 s load.
+// composer-opt and the C++ API load libComposerTorchScript only when a `.pt`
+// file is involved, so they start without LibTorch's ~0.6 s load, and work
+// on `.mlir` never maps LibTorch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,18 +13,23 @@
 
 namespace composer {
 
-/// The plugin's entry point, exported with C linkage under this name.
+/// The plugin's entry point, exported with C linkage under this name: the
+/// plugin is built with the loader, so C++ types may cross.
 using LoadTorchScriptModelFn =
-    TorchScriptModel *(*)(const char *path, mlir::MLIRContext *context);
+    TorchScriptModel *(*)(const char *path,
+                          llvm::ArrayRef<std::string> operatorLibraries,
+                          mlir::MLIRContext *context);
 inline constexpr const char *kLoadTorchScriptModelSymbol =
     "composerLoadTorchScriptModel";
 
-/// Loads libComposerTorchScript (from $COMPOSER_TORCHSCRIPT_PLUGIN, else next
-/// to the running executable's lib/ directory) and calls its entry point.
-/// Emits an error to `context` when the plugin or the model cannot be loaded.
+/// Loads libComposerTorchScript (from $COMPOSER_TORCHSCRIPT_PLUGIN, else from
+/// the directory of the library holding this loader, where the build and the
+/// install put both) and calls its entry point. Emits an error to `context`
+/// when the plugin or the model cannot be loaded.
 std::unique_ptr<TorchScriptModel>
-loadTorchScriptModelViaPlugin(llvm::StringRef path, mlir::MLIRContext *context,
-                              const char *argv0);
+loadTorchScriptModelViaPlugin(llvm::StringRef path,
+                              llvm::ArrayRef<std::string> operatorLibraries,
+                              mlir::MLIRContext *context);
 
 } // namespace composer
 

@@ -1,8 +1,8 @@
 //===- CpuDispatch.cpp - the CPU kernels for this processor ---------------===//
 //
-// CpuKernels.cpp is compiled for baseline x86-64 and for AVX2+FMA (and only
-// for the baseline elsewhere); the wider build runs where the processor has
-// it, as ATen's own CPU kernels are chosen.
+// The CPU primitives (CpuKernels.h) are compiled for baseline x86-64 and for
+// AVX2+FMA (and only for the baseline elsewhere); the wider build runs where
+// the processor has it, as ATen's own CPU kernels are chosen.
 //
 //===----------------------------------------------------------------------===//
 

@@ -3,7 +3,9 @@
 Run as: small_models.py NAME {script,trace} OUT.pt
 Also writes OUT.pt.input.pt, an example input for compare.py.
 """
+import enum
 import sys
+from typing import List, NamedTuple, Optional
 
 import torch
 import torch.nn as nn
@@ -58,8 +60,79 @@ class TwinBlocks(nn.Module):
         return self.blocks(x)
 
 
+class Casts(nn.Module):
+    """The dtype and memory-format arguments typed ops keep by name."""
+
+    def forward(self, x):
+        y = x.to(torch.bfloat16).to(torch.float64,
+                                    memory_format=torch.channels_last)
+        y = y.contiguous(memory_format=torch.channels_last).contiguous()
+        y = torch.softmax(y, 1, torch.float32) + torch.softmax(y.float(), 1)
+        # A dtype the dialect has no element type for stays generic.
+        return y + x.to(torch.complex64).abs()
+
+
+class Outputs(NamedTuple):
+    logits: torch.Tensor
+    features: Optional[torch.Tensor]
+
+
+class Mode(enum.Enum):
+    SCALE = 1
+    SHIFT = 2
+
+
+class NamedTupleOutput(nn.Module):
+    """Class-typed values: a NamedTuple built, read by field, kept in a list,
+    passed between methods and returned, with an Optional field that is None
+    in eval; an enum attribute compared with an enum constant."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.fc = nn.Linear(4, 5)
+        self.mode = Mode.SCALE
+
+    def head(self, x) -> Outputs:
+        y = F.relu(self.conv(x))
+        return Outputs(self.fc(y.mean((2, 3))),
+                       y if self.training else None)
+
+    def forward(self, x) -> Outputs:
+        outs: List[Outputs] = [self.head(x)]
+        logits = outs[0].logits
+        if self.mode == Mode.SCALE:
+            logits = logits * 2
+        return Outputs(logits, outs[0][1])
+
+
+class NoGrad(nn.Module):
+    """`with torch.no_grad():` in forward: prim::Enter and prim::Exit on a
+    no_grad object, a buffer updated inside."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.register_buffer("mean", torch.zeros(4))
+
+    def forward(self, x):
+        y = self.conv(x)
+        with torch.no_grad():
+            target = torch.tanh(y) * 2
+            self.mean.mul_(0.9).add_(y.mean((0, 2, 3)), alpha=0.1)
+        return y - target + self.mean.view(1, 4, 1, 1)
+
+
+class Fork(nn.Module):
+    """torch.jit.fork: prim::fork carries the forked code as a subgraph."""
+
+    def forward(self, x):
+        return torch.jit.wait(torch.jit.fork(torch.neg, x)) + 1
+
+
 MODELS = {"conv_block": ConvBlock, "control_flow": ControlFlow,
-          "twin_blocks": TwinBlocks}
+          "twin_blocks": TwinBlocks, "casts": Casts,
+          "named_tuple": NamedTupleOutput, "no_grad": NoGrad, "fork": Fork}
 
 
 def main():

@@ -1,0 +1,106 @@
+//===- ModelIO.h - reading and writing models -------------------*- C++ -*-===//
+//
+// The one core that composer-opt and composer::Model share for reading and
+// writing models: `.mlir` text, or TorchScript archives imported and exported
+// through the on-demand TorchScript plugin (TorchScriptPlugin.h). Nothing
+// here includes or links LibTorch, so work on `.mlir` never maps it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COMPOSER_API_MODELIO_H
+#define COMPOSER_API_MODELIO_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class raw_ostream;
+} // namespace llvm
+
+namespace mlir {
+class TimingScope;
+} // namespace mlir
+
+namespace composer {
+
+class TorchScriptModel;
+
+/// How method ops are lowered before a model is written as TorchScript.
+enum class LowerTo {
+  /// Plain aten ops: any PyTorch loads the result.
+  Aten,
+  /// composer:: runtime ops (fused kernels): running the result needs
+  /// libComposerRuntime loaded.
+  Runtime,
+  /// Left as they are: exporting then fails on them.
+  None,
+};
+
+enum class ModelFormat { MLIR, TorchScript };
+
+/// Whether `path` names a TorchScript archive: `.pt`, `.pth` or
+/// `.torchscript`.
+bool isTorchScriptPath(llvm::StringRef path);
+
+/// The format a model is written in when only its path is known.
+inline ModelFormat getFormatForPath(llvm::StringRef path) {
+  return isTorchScriptPath(path) ? ModelFormat::TorchScript : ModelFormat::MLIR;
+}
+
+/// Reads and writes one model; errors are diagnostics in the context. A
+/// TorchScript model read stays loaded: writing clones it and replaces its
+/// methods, so what the IR does not model (other methods, attributes,
+/// untouched tensors) survives.
+class ModelIO {
+public:
+  /// `operatorLibraries` are shared libraries that register TorchScript
+  /// operators a model calls (torchvision's `torchvision::nms`, say). They are
+  /// loaded, as `torch.ops.load_library` does, before any TorchScript model.
+  explicit ModelIO(mlir::MLIRContext *context,
+                   std::vector<std::string> operatorLibraries = {});
+  ModelIO(ModelIO &&) noexcept;
+  ModelIO &operator=(ModelIO &&) noexcept;
+  ~ModelIO();
+
+  /// Reads `.mlir` (text or bytecode) or imports a TorchScript archive;
+  /// returns null after an error. `timing` gets a timer per phase.
+  mlir::OwningOpRef<mlir::ModuleOp> read(llvm::StringRef path);
+  mlir::OwningOpRef<mlir::ModuleOp> read(llvm::StringRef path,
+                                         mlir::TimingScope &timing);
+
+  /// Writes `module` to `path` atomically ("-" is stdout, for MLIR). For
+  /// TorchScript, method ops are first lowered in place as `lowering` says,
+  /// then the module is exported against the archive it was read from, or
+  /// else the one its `composer.source` attribute names.
+  mlir::LogicalResult write(mlir::ModuleOp module, llvm::StringRef path,
+                            ModelFormat format, LowerTo lowering);
+
+private:
+  mlir::LogicalResult writeTorchScript(mlir::ModuleOp module,
+                                       llvm::StringRef path, LowerTo lowering);
+
+  mlir::MLIRContext *context;
+  std::vector<std::string> operatorLibraries;
+  std::unique_ptr<TorchScriptModel> torchModel;
+};
+
+/// Writes `path` through a temporary file beside it (llvm::sys::fs::TempFile)
+/// that replaces `path` only once `write` succeeded: a failure at any point,
+/// or a signal, leaves no file behind. `write` gets the temporary file's
+/// path, for writers that open files by name, and a stream on it. "-" writes
+/// to stdout. Errors are emitted at a location naming `path`.
+mlir::LogicalResult writeFileAtomically(
+    llvm::StringRef path, mlir::MLIRContext *context,
+    llvm::function_ref<mlir::LogicalResult(llvm::StringRef tempPath,
+                                           llvm::raw_ostream &os)>
+        write);
+
+} // namespace composer
+
+#endif // COMPOSER_API_MODELIO_H
