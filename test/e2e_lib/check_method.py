@@ -50,8 +50,19 @@ def main():
     apply = reference.METHODS[method]
     if "candidate_state" in inspect.signature(apply).parameters:
         options["candidate_state"] = candidate.state_dict()
+    if "example" in inspect.signature(apply).parameters:
+        options["example"] = example
     sites = apply(ref, **options)
     print(f"reference: {sites} sites")
+    if method == "freeze_layers":
+        layers = reference.layers_in_order(ref, example)
+        recorded = list(candidate._composer_layers)
+        if recorded != layers:
+            first = next((i for i, (a, b) in enumerate(zip(layers, recorded))
+                          if a != b), min(len(layers), len(recorded)))
+            fail(f"layer {first}: reference {layers[first:first + 2]}, "
+                 f"candidate {recorded[first:first + 2]}")
+        print(f"layers: {len(layers)} in the reference's order")
 
     ref_state, cand_state = ref.state_dict(), candidate.state_dict()
     kept = [k for k in original.state_dict()]

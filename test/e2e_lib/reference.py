@@ -88,21 +88,38 @@ def ghost_batchnorm(model, ghost_batch_size=32):
     return sites
 
 
-def layers_in_order(model):
-    """Modules owning parameters, in parameter order (forward order for the
-    models tested)."""
-    layers = []
+def layers_in_order(model, example=None):
+    """Modules owning parameters in the order Composer freezes them: the
+    order a forward on `example` first calls them, ties (modules the forward
+    does not call) broken by definition order (state_dict order)."""
+    owners = []
     for name, _ in model.named_parameters():
         owner = name.rpartition(".")[0]
-        if owner not in layers:
-            layers.append(owner)
-    return layers
+        if owner not in owners:
+            owners.append(owner)
+    if example is None:
+        return owners
+    called = []
+    hooks = [module.register_forward_pre_hook(
+                 lambda module, args, name=name: called.append(name))
+             for name, module in model.named_modules()
+             if name in owners]
+    training = model.training
+    try:
+        with torch.no_grad():
+            model.eval()(example)
+    finally:
+        model.train(training)
+        for hook in hooks:
+            hook.remove()
+    first_calls = list(dict.fromkeys(called))
+    return first_calls + [owner for owner in owners if owner not in first_calls]
 
 
-def freeze_layers(model, num_layers=0):
+def freeze_layers(model, num_layers=0, example=None):
     """requires_grad=False on the parameters of the first num_layers layers
-    (never the last)."""
-    layers = layers_in_order(model)
+    (never the last), in layers_in_order's order."""
+    layers = layers_in_order(model, example)
     frozen = set(layers[:min(num_layers, len(layers) - 1)])
     sites = 0
     for name, param in model.named_parameters():

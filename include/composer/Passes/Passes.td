@@ -63,7 +63,8 @@ def FreezeLayers : Pass<"composer-freeze-layers", "::mlir::ModuleOp"> {
   let summary = "Layer freezing, static form: freeze the first layers";
   let description = [{
     Layers are the modules owning parameters, in the order @forward first
-    reads them. The first `num-layers` (or all up to and including `up-to`)
+    calls them (branches of an `if` merged; ties broken by definition
+    order, as Composer freezes in module order). The first `num-layers` (or all up to and including `up-to`)
     are frozen: their parameters become `frozen` (requires_grad=False once
     exported) and every edge from a value computed only from frozen
     parameters into the rest of the graph gets a stop_gradient, so backward
