@@ -1,7 +1,25 @@
-//===- MethodLowering.cpp - methods register their lowerings --------------===//
+//===- MethodLowering.cpp - the lowerings' registry and drivers -----------===//
+//
+// The two lowering passes know no method: composer-lower-to-aten expands
+// every method op into the aten ops that compute it (the exported model
+// needs nothing beyond stock PyTorch), composer-lower-to-runtime rewrites it
+// into one call of its operator in the runtime library
+// (docs/runtime-ops.md); each is a dialect conversion with the patterns the
+// methods register. Runtime patterns that fold a neighbour into the call (a
+// fusion) carry, as debug label, what the report counts them as ("max pools
+// fused").
+//
+//===----------------------------------------------------------------------===//
 
 #include "MethodLowering.h"
 #include "Report.h"
+#include "composer/Passes/Passes.h"
+
+namespace composer {
+#define GEN_PASS_DEF_LOWERTOATEN
+#define GEN_PASS_DEF_LOWERTORUNTIME
+#include "composer/Passes/Passes.h.inc"
+} // namespace composer
 
 using namespace mlir;
 using namespace composer;
@@ -98,3 +116,31 @@ composer::lowerMethodOps(ModuleOp module, StringRef passName,
   report.emit(os.str());
   return success();
 }
+
+namespace {
+
+/// A lowering pass: the conversion with the patterns `Populate` adds for
+/// every method, reporting "<N> <What>".
+template <template <typename> class Base,
+          PopulatePatternsFn MethodLowering::*Populate, const char *What>
+struct LoweringPass : Base<LoweringPass<Base, Populate, What>> {
+  void runOnOperation() override {
+    if (failed(lowerMethodOps(this->getOperation(), this->getArgument(),
+                              Populate, What)))
+      this->signalPassFailure();
+  }
+};
+
+constexpr char kLoweredToAten[] = "method ops lowered to aten";
+constexpr char kLoweredToRuntime[] = "method ops lowered to runtime ops";
+
+} // namespace
+
+// Instantiated here, which also defines the passes' create functions (friends
+// of their generated bases).
+template struct LoweringPass<composer::impl::LowerToAtenBase,
+                             &MethodLowering::populateToAtenPatterns,
+                             kLoweredToAten>;
+template struct LoweringPass<composer::impl::LowerToRuntimeBase,
+                             &MethodLowering::populateToRuntimePatterns,
+                             kLoweredToRuntime>;

@@ -1,6 +1,6 @@
 //===- MethodLowering.h - methods register their lowerings ------*- C++ -*-===//
 //
-// The lowering passes (LowerToAten.cpp, LowerToRuntime.cpp) know no method:
+// The lowering passes (MethodLowering.cpp) know no method:
 // each method's pass file registers the functions that populate its
 // lowering patterns, and the passes run a dialect conversion, in which every
 // method op is illegal, with whatever is registered.

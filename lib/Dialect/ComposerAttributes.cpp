@@ -52,26 +52,9 @@ Type composer::getDtypeType(MLIRContext *ctx, ScalarType scalarType) {
 std::optional<ScalarType> composer::getScalarType(Type dtype) {
   if (!dtype)
     return std::nullopt;
-  if (dtype.isF16())
-    return ScalarType::Half;
-  if (dtype.isBF16())
-    return ScalarType::BFloat16;
-  if (dtype.isF32())
-    return ScalarType::Float;
-  if (dtype.isF64())
-    return ScalarType::Double;
-  if (dtype.isUnsignedInteger(8))
-    return ScalarType::Byte;
-  if (dtype.isSignlessInteger(1))
-    return ScalarType::Bool;
-  if (dtype.isSignlessInteger(8))
-    return ScalarType::Char;
-  if (dtype.isSignlessInteger(16))
-    return ScalarType::Short;
-  if (dtype.isSignlessInteger(32))
-    return ScalarType::Int;
-  if (dtype.isSignlessInteger(64))
-    return ScalarType::Long;
+  for (const auto &entry : torch_upstream::kScalarTypeNames)
+    if (getDtypeType(dtype.getContext(), entry.value) == dtype)
+      return entry.value;
   return std::nullopt;
 }
 
