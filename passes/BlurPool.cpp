@@ -3,8 +3,11 @@
 // BlurPool (Zhang 2019) as METHODS.md states it: a binomial blur before each
 // strided convolution (or after it, run at stride 1) and after each max
 // pool, run at stride 1. Sites are found from the graph: any 2-D convolution
-// with a stride above 1, any max pool. Also the lowerings of blur_pool2d to
-// aten ops and to the runtime's operators.
+// with a stride above 1, any max pool. What the pass rewrote carries
+// `composer.blurred`, so a second run leaves it alone while a conv that reads
+// an earlier blur's output is still blurred again, as module surgery does.
+// Also the lowerings of blur_pool2d to aten ops and to the runtime's
+// operators.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +44,10 @@ bool isStrided(ArrayRef<int64_t> stride) {
   return llvm::any_of(stride, [](int64_t s) { return s > 1; });
 }
 
+/// Marks a convolution or max pool the pass rewrote: the pass's own record,
+/// which makes it idempotent.
+constexpr llvm::StringLiteral kBlurredAttrName = "composer.blurred";
+
 /// What the pass's patterns share: the module they add filters to, its
 /// symbol tables and the site report.
 struct BlurSites {
@@ -49,13 +56,14 @@ struct BlurSites {
   SiteReport &report;
 
   /// A blur of `input` with `channels` channels, its filter a new buffer
-  /// under `owner`.
+  /// under `owner`: C x 1 x 3 x 3, or 1 x 1 x 3 x 3 expanded to the input's
+  /// channels when run if the channel count is unknown.
   Value createBlur(OpBuilder &builder, Location loc, Value input,
-                   int64_t channels, StringRef owner,
+                   std::optional<int64_t> channels, StringRef owner,
                    ArrayRef<int64_t> stride) {
     MLIRContext *ctx = builder.getContext();
-    auto filterType = TorchTensorType::get(ctx, true, {channels, 1, 3, 3},
-                                           Float32Type::get(ctx));
+    auto filterType = TorchTensorType::get(
+        ctx, true, {channels.value_or(1), 1, 3, 3}, Float32Type::get(ctx));
     Value filter =
         createState<BufferOp>(builder, symbolTables.getSymbolTable(module),
                               joinStatePath(owner, "blurpool.filter"),
@@ -85,6 +93,8 @@ struct BlurStridedConvolution : OpInterfaceRewritePattern<ConvolutionLike> {
       sites.report.skip(conv, reason);
       return failure();
     };
+    if (conv->hasAttr(kBlurredAttrName))
+      return skip("already blurred");
     TorchTensorType weightType =
         getDeclaredStateType(conv.getWeight(), sites.symbolTables);
     if (!weightType)
@@ -94,20 +104,21 @@ struct BlurStridedConvolution : OpInterfaceRewritePattern<ConvolutionLike> {
     int64_t inChannels = weightType.getSizes()[1] * conv.getGroups();
     if (inChannels < minChannels)
       return skip("in_channels < min-channels");
-    if (conv.getInput().getDefiningOp<BlurPool2dOp>())
-      return skip("input already blurred");
     std::string owner =
         getStateOwnerPath(conv.getWeight()).value_or(getModulePath(conv));
     Location loc = conv->getLoc();
     if (blurFirst) {
       Value blurred = sites.createBlur(rewriter, loc, conv.getInput(),
                                        inChannels, owner, {1, 1});
-      rewriter.modifyOpInPlace(conv,
-                               [&] { conv.getInputMutable().set(blurred); });
+      rewriter.modifyOpInPlace(conv, [&] {
+        conv.getInputMutable().set(blurred);
+        conv->setAttr(kBlurredAttrName, rewriter.getUnitAttr());
+      });
     } else {
       Value result = conv->getResult(0);
       rewriter.modifyOpInPlace(conv, [&] {
         conv.setStride({1, 1});
+        conv->setAttr(kBlurredAttrName, rewriter.getUnitAttr());
         // The output type no longer holds at stride 1.
         result.setType(TorchTensorType::get(rewriter.getContext()));
       });
@@ -137,23 +148,22 @@ struct BlurMaxPool : OpRewritePattern<MaxPool2dOp> {
       return failure();
     };
     Value result = pool.getResult();
-    if (llvm::any_of(result.getUsers(),
-                     [](Operation *user) { return isa<BlurPool2dOp>(user); }))
-      return skip("already followed by a blur");
+    if (pool->hasAttr(kBlurredAttrName))
+      return skip("already blurred");
+    // Unknown channels (nullopt) get a filter expanded when run.
     std::optional<int64_t> channels =
         inferChannels(pool.getSelf(), sites.symbolTables);
-    if (!channels)
-      return skip("channel count unknown (give --input-spec)");
     SmallVector<int64_t> stride(pool.getStride());
     if (stride.empty())
       stride.assign(pool.getKernelSize().begin(), pool.getKernelSize().end());
     rewriter.modifyOpInPlace(pool, [&] {
       pool.setStrideAttr(rewriter.getDenseI64ArrayAttr({1, 1}));
+      pool->setAttr(kBlurredAttrName, rewriter.getUnitAttr());
       result.setType(TorchTensorType::get(rewriter.getContext()));
     });
     rewriter.setInsertionPointAfter(pool);
     std::string owner = getModulePath(pool);
-    Value blurred = sites.createBlur(rewriter, pool.getLoc(), result, *channels,
+    Value blurred = sites.createBlur(rewriter, pool.getLoc(), result, channels,
                                      owner.empty() ? "maxpool" : owner, stride);
     rewriter.replaceAllUsesExcept(result, blurred, blurred.getDefiningOp());
     sites.report.match(pool);
@@ -188,7 +198,9 @@ struct BlurPoolPass : public composer::impl::BlurPoolBase<BlurPoolPass> {
 
 /// blur_pool2d as aten: a depthwise conv2d with the filter at padding 1, or,
 /// when the input is smaller than the filter, the input subsampled by the
-/// stride.
+/// stride. A 1 x 1 x 3 x 3 filter (channels unknown when the pass ran) is
+/// expanded to the input's channels, C = input.size(1), which is also the
+/// conv's groups.
 struct BlurPoolToAten : OpConversionPattern<BlurPool2dOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -225,6 +237,20 @@ struct BlurPoolToAten : OpConversionPattern<BlurPool2dOp> {
       return subsampled;
     };
     auto blur2d = [&]() -> Value {
+      if (channels == 1) {
+        Value c = aten.node("aten::size", {input, aten.integer(1)}, intType);
+        Value shape =
+            aten.node("prim::ListConstruct",
+                      {c, aten.integer(1), aten.integer(3), aten.integer(3)},
+                      ListType::get(ctx, intType));
+        Value filter = aten.node(
+            "aten::expand", {adaptor.getFilter(), shape, aten.boolean(false)},
+            tensorType);
+        return aten.node("aten::conv2d",
+                         {input, filter, aten.none(), aten.intList(stride),
+                          aten.intList({1, 1}), aten.intList({1, 1}), c},
+                         tensorType);
+      }
       return rewriter.create<Conv2dOp>(blur.getLoc(), tensorType, input,
                                        adaptor.getFilter(), aten.none(),
                                        rewriter.getDenseI64ArrayAttr(stride),
@@ -243,7 +269,8 @@ struct BlurPoolToAten : OpConversionPattern<BlurPool2dOp> {
   mutable SymbolTableCollection symbolTables;
 };
 
-/// composer::blur_pool2d(input, filter, stride).
+/// composer::blur_pool2d(input, filter, stride); the op expands a
+/// 1 x 1 x 3 x 3 filter to the input's channels itself.
 struct BlurPoolToRuntime : OpConversionPattern<BlurPool2dOp> {
   using OpConversionPattern::OpConversionPattern;
 

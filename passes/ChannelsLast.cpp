@@ -25,6 +25,20 @@ using composer::torch_upstream::MemoryFormat;
 
 namespace {
 
+/// The weight of a convolution the importer left generic (a scripted
+/// ConvTranspose2d's aten::conv_transpose2d, say): operand 1 of every aten
+/// convolution schema; null for other ops.
+Value getGenericConvolutionWeight(GenericOp op) {
+  static const llvm::StringSet<> convolutionKinds = {
+      "aten::conv1d",           "aten::conv2d",
+      "aten::conv3d",           "aten::conv_transpose1d",
+      "aten::conv_transpose2d", "aten::conv_transpose3d",
+      "aten::convolution",      "aten::_convolution"};
+  if (op->getNumOperands() < 2 || !convolutionKinds.contains(op.getKind()))
+    return {};
+  return op->getOperand(1);
+}
+
 /// Whether `value` flows into a convolution's input through ops that keep
 /// the layout (so converting it at entry pays off).
 bool reachesConvolution(Value value, unsigned depth = 0) {
@@ -34,6 +48,9 @@ bool reachesConvolution(Value value, unsigned depth = 0) {
     Operation *user = use.getOwner();
     if (auto conv = dyn_cast<ConvolutionLike>(user))
       if (&use == &conv.getInputMutable())
+        return true;
+    if (auto generic = dyn_cast<GenericOp>(user))
+      if (use.getOperandNumber() == 0 && getGenericConvolutionWeight(generic))
         return true;
     if (isLayoutSource(use) &&
         reachesConvolution(user->getResult(0), depth + 1))
@@ -94,17 +111,24 @@ void ChannelsLastPass::runOnOperation() {
   if (!forward)
     return signalPassFailure();
 
-  // Weights: a property of the parameter, applied once at export.
+  // Weights: a property of the parameter, applied once at export. Every
+  // convolution, typed or generic, transposed or not.
   SymbolTableCollection symbolTables;
   llvm::StringSet<> weights;
-  forward.walk([&](ConvolutionLike conv) {
-    Value weight = conv.getWeight();
+  forward.walk([&](Operation *op) {
+    Value weight;
+    if (auto conv = dyn_cast<ConvolutionLike>(op))
+      weight = conv.getWeight();
+    else if (auto generic = dyn_cast<GenericOp>(op))
+      weight = getGenericConvolutionWeight(generic);
+    if (!weight)
+      return;
     auto read = weight.getDefiningOp<GetParamOp>();
     TorchTensorType type = getDeclaredStateType(weight, symbolTables);
     if (!read || !type)
-      return report.skip(conv, "weight is not a parameter");
+      return report.skip(op, "weight is not a parameter");
     if (type.getRank() != 4)
-      return report.skip(conv, "not a 2-D convolution");
+      return report.skip(op, "not a 2-D convolution");
     weights.insert(read.getName());
   });
   for (Operation &op : module.getBody()->getOperations()) {

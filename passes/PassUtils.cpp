@@ -58,6 +58,21 @@ composer::inferChannels(Value value, SymbolTableCollection &symbolTables) {
   Operation *def = value.getDefiningOp();
   if (!def)
     return std::nullopt;
+  // A concatenation along the channels (SqueezeNet's Fire, GoogLeNet's
+  // Inception): the sum of its operands' channels, when all are known.
+  if (auto cat = dyn_cast<CatOp>(def)) {
+    auto list = cat.getTensors().getDefiningOp<GenericOp>();
+    if (cat.getDim() != 1 || !list || list.getKind() != "prim::ListConstruct")
+      return std::nullopt;
+    int64_t total = 0;
+    for (Value operand : list->getOperands()) {
+      std::optional<int64_t> channels = inferChannels(operand, symbolTables);
+      if (!channels)
+        return std::nullopt;
+      total += *channels;
+    }
+    return total;
+  }
   if (auto conv = dyn_cast<ConvolutionLike>(def)) {
     TorchTensorType weightType =
         getDeclaredStateType(conv.getWeight(), symbolTables);

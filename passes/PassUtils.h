@@ -42,8 +42,9 @@ std::optional<std::string> getStateOwnerPath(mlir::Value value);
 std::string getModulePath(mlir::Operation *op);
 
 /// The channel count (dimension 1) of an NCHW `value`, from its type or by
-/// following it back through layout-preserving ops to a convolution or to
-/// per-channel parameters; nullopt if unknown.
+/// following it back through layout-preserving ops and channel
+/// concatenations to a convolution or to per-channel parameters; nullopt if
+/// unknown.
 std::optional<int64_t> inferChannels(mlir::Value value,
                                      mlir::SymbolTableCollection &symbolTables);
 

@@ -17,6 +17,7 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/FileSystem.h"
 
+#include <torch/csrc/jit/passes/constant_propagation.h>
 #include <torch/csrc/jit/passes/inliner.h>
 
 using namespace mlir;
@@ -138,6 +139,9 @@ OwningOpRef<ModuleOp> Importer::run(StringRef sourcePath) {
   }
   std::shared_ptr<jit::Graph> graph = forward->graph()->copy();
   jit::Inline(*graph);
+  // Decide what inlined callees test on constants (F.max_pool2d's `stride is
+  // None`), so that their nodes' arguments are constants typed ops take.
+  jit::ConstantPropagationImmutableTypes(graph);
 
   // The first input is `self`; the others become @forward's arguments.
   SmallVector<Type> argTypes;

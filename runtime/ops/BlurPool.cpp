@@ -52,6 +52,15 @@ MaxPoolGeometry poolGeometry(at::IntArrayRef kernelSize,
   return {kh, kw, ph, pw, dh, dw};
 }
 
+/// The filter per channel of `x`: a 1 x 1 x 3 x 3 filter (BlurPool's when
+/// the channel count was unknown at compile time) is shared by all channels.
+at::Tensor perChannelFilter(const at::Tensor &filter, const at::Tensor &x) {
+  if (filter.dim() == 4 && filter.size(0) == 1 && x.dim() == 4 &&
+      x.size(1) != 1)
+    return filter.expand({x.size(1), 1, 3, 3});
+  return filter;
+}
+
 /// True when blur_pool2d is the identity subsampling for this input (H or W
 /// smaller than the filter).
 bool blurIsSubsampling(const at::Tensor &input) {
@@ -72,7 +81,8 @@ at::Tensor blurPool2d(const at::Tensor &input, const at::Tensor &filter,
   at::Tensor x = activation(input, op);
   if (blurIsSubsampling(x))
     return subsample(x, stride);
-  return kernelsFor(x).blur(x, filter, blurGeometry(stride, op));
+  return kernelsFor(x).blur(x, perChannelFilter(filter, x),
+                            blurGeometry(stride, op));
 }
 
 at::Tensor blurPool2dBackward(const at::Tensor &gradOutput,
@@ -82,7 +92,8 @@ at::Tensor blurPool2dBackward(const at::Tensor &gradOutput,
   const char *op = "composer::blur_pool2d_backward";
   at::Tensor dy = activation(gradOutput, op);
   TORCH_CHECK(inputSize.size() == 2, op, ": input_size must be (H, W)");
-  return kernelsFor(dy).blurBackward(dy, filter, inputSize[0], inputSize[1],
+  return kernelsFor(dy).blurBackward(dy, perChannelFilter(filter, dy),
+                                     inputSize[0], inputSize[1],
                                      blurGeometry(stride, op));
 }
 
@@ -91,7 +102,7 @@ at::Tensor blurMaxPool2d(const at::Tensor &input, const at::Tensor &filter,
                          at::IntArrayRef dilation, at::IntArrayRef stride) {
   const char *op = "composer::blur_max_pool2d";
   at::Tensor x = activation(input, op);
-  return kernelsFor(x).maxBlur(x, filter,
+  return kernelsFor(x).maxBlur(x, perChannelFilter(filter, x),
                                poolGeometry(kernelSize, padding, dilation, op),
                                blurGeometry(stride, op));
 }
@@ -105,7 +116,8 @@ blurMaxPool2dBackward(const at::Tensor &gradOutput, const at::Tensor &input,
   at::Tensor x = activation(input, op);
   at::Tensor dy = gradientLike(gradOutput, x).to(x.scalar_type());
   return kernelsFor(x).maxBlurBackward(
-      dy, x, filter, poolGeometry(kernelSize, padding, dilation, op),
+      dy, x, perChannelFilter(filter, x),
+      poolGeometry(kernelSize, padding, dilation, op),
       blurGeometry(stride, op));
 }
 
@@ -194,6 +206,18 @@ blurMaxPool2dAutograd(const at::Tensor &input, const at::Tensor &filter,
                       at::IntArrayRef kernelSize, at::IntArrayRef padding,
                       at::IntArrayRef dilation, at::IntArrayRef stride) {
   checkFixedFilter(filter, "composer::blur_max_pool2d");
+  // A pooled map smaller than the filter is only subsampled, as by
+  // blur_pool2d (and differentiates as the pool and slicing).
+  if (input.dim() == 4 && kernelSize.size() == 2 && padding.size() == 2 &&
+      dilation.size() == 2) {
+    int64_t pooledH =
+        input.size(2) + 2 * padding[0] - dilation[0] * (kernelSize[0] - 1);
+    int64_t pooledW =
+        input.size(3) + 2 * padding[1] - dilation[1] * (kernelSize[1] - 1);
+    if (std::min(pooledH, pooledW) < 3)
+      return impl::subsample(
+          at::max_pool2d(input, kernelSize, {1, 1}, padding, dilation), stride);
+  }
   return BlurMaxPoolFunction::apply(input, filter, kernelSize, padding,
                                     dilation, stride);
 }

@@ -54,6 +54,37 @@ module {
 
 // -----
 
+// Convolutions the importer leaves generic (a scripted ConvTranspose2d) get
+// channels_last weights too: the weight is operand 1 of every aten
+// convolution schema.
+module {
+  composer.parameter @up.weight : !composer.tensor<8x4x2x2xf32>
+  composer.parameter @up.bias : !composer.tensor<4xf32>
+  composer.parameter @conv.weight : !composer.tensor<4x4x3x3xf32>
+  func.func @forward(%x: !composer.tensor<2x8x4x4xf32>) -> !composer.tensor {
+    %w = composer.get_param @up.weight : !composer.tensor
+    %b = composer.get_param @up.bias : !composer.tensor
+    %s = composer.constant([2, 2]) : !composer.list<!composer.int>
+    %p = composer.constant([0, 0]) : !composer.list<!composer.int>
+    %d = composer.constant([1, 1]) : !composer.list<!composer.int>
+    %g = composer.constant(1) : !composer.int
+    %y = composer.op "aten::conv_transpose2d"(%x, %w, %b, %s, %p, %p, %g, %d) : (!composer.tensor<2x8x4x4xf32>, !composer.tensor, !composer.tensor, !composer.list<!composer.int>, !composer.list<!composer.int>, !composer.list<!composer.int>, !composer.int, !composer.list<!composer.int>) -> !composer.tensor
+    %cw = composer.get_param @conv.weight : !composer.tensor
+    %one = composer.constant([1, 1]) : !composer.list<!composer.int>
+    %z = composer.op "aten::conv2d"(%y, %cw, %b, %one, %one, %one, %g) : (!composer.tensor, !composer.tensor, !composer.tensor, !composer.list<!composer.int>, !composer.list<!composer.int>, !composer.list<!composer.int>, !composer.int) -> !composer.tensor
+    return %z : !composer.tensor
+  }
+}
+// CHECK: composer.parameter @up.weight channels_last : !composer.tensor<8x4x2x2xf32>
+// CHECK-NEXT: composer.parameter @up.bias : !composer.tensor<4xf32>
+// CHECK-NEXT: composer.parameter @conv.weight channels_last : !composer.tensor<4x4x3x3xf32>
+// CHECK-LABEL: func.func @forward
+// CHECK-NEXT: %[[CL:.*]] = composer.contiguous %{{.*}} {memory_format = #composer.memory_format<channels_last>}
+// CHECK: composer.op "aten::conv_transpose2d"(%[[CL]],
+// REPORT: remark: composer-channels-last: 2 convolution weights made channels_last, 0 skipped
+
+// -----
+
 // No convolution: a warning.
 module {
   func.func @forward(%x: !composer.tensor) -> !composer.tensor {
