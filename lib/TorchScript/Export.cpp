@@ -320,6 +320,12 @@ LogicalResult Exporter::exportOp(Operation *op) {
         FailureOr<jit::Value *> value = attributeValue(read.getName(), loc);
         if (failed(value))
           return failure();
+        // Scripted modules declare optional parameters (a conv's bias) as
+        // Tensor?; a read of one is a tensor, which ops without an optional
+        // overload (the casts a pass adds) need.
+        if (auto optional = (*value)->type()->cast<c10::OptionalType>())
+          *value = graph->insertUncheckedCast(*value,
+                                              optional->getElementType());
         values[read] = *value;
         return success();
       })

@@ -118,10 +118,22 @@ def build(name):
         # Scripted, it returns the GoogLeNetOutputs NamedTuple; the auxiliary
         # classifiers make its Optional fields tensors in train, None in eval.
         return tvm.googlenet(weights=None, init_weights=False), image()
+    if name == "squeezenet1_0":
+        # Its blurred max pools need at least 64x64 at half this size.
+        return tvm.squeezenet1_0(weights=None), image(128)
     if name == "deeplabv3_mobilenet_v3_large":
         return tvm.segmentation.deeplabv3_mobilenet_v3_large(
             weights=None, weights_backbone=None, aux_loss=False), image()
     return getattr(tvm, name)(weights=None), image()
+
+
+def randomize_batch_norm_statistics(model):
+    """Non-trivial BatchNorm statistics, so eval-mode checks mean something."""
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, nn.modules.batchnorm._BatchNorm):
+                module.running_mean.uniform_(-0.1, 0.1)
+                module.running_var.uniform_(0.5, 1.5)
 
 
 def main():
@@ -129,12 +141,7 @@ def main():
     torch.manual_seed(0)
     model, example = build(name)
     model.eval()
-    # Non-trivial BatchNorm statistics, so eval-mode checks mean something.
-    with torch.no_grad():
-        for module in model.modules():
-            if isinstance(module, nn.modules.batchnorm._BatchNorm):
-                module.running_mean.uniform_(-0.1, 0.1)
-                module.running_var.uniform_(0.5, 1.5)
+    randomize_batch_norm_statistics(model)
     if mode == "script":
         exported = torch.jit.script(model)
     elif mode == "trace":

@@ -78,3 +78,87 @@ module {
 // CHECK-SAME: (%[[X:.*]]: !composer.tensor<2x8xf32>) -> !composer.tensor<2x8xunk>
 // CHECK: composer.to_dtype %[[X]] {{.*}} : (!composer.tensor<2x8xf32>) -> !composer.tensor<2x8xbf16>
 // CHECK: composer.linear {{.*}} -> !composer.tensor<2x8xunk>
+
+// -----
+
+// Generic matmul-like ops, as traced attention and classifiers record them:
+// aten::bmm, aten::addmm and a scripted 3-D convolution run in bf16, all
+// their tensor operands cast (the softmax's fp32 output included: a bmm of
+// fp32 and bf16 fails).
+module {
+  composer.parameter @fc.weight : !composer.tensor<8x8xf32>
+  composer.parameter @fc.bias : !composer.tensor<8xf32>
+  composer.parameter @conv.weight : !composer.tensor<4x3x3x3x3xf32>
+  func.func @forward(%x: !composer.tensor, %q: !composer.tensor, %v: !composer.tensor, %video: !composer.tensor) -> (!composer.tensor, !composer.tensor, !composer.tensor) {
+    %none = composer.constant(none) : !composer.none
+    %one = composer.constant(1) : !composer.int
+    %w = composer.get_param @fc.weight : !composer.tensor
+    %b = composer.get_param @fc.bias : !composer.tensor
+    %wt = composer.op "aten::t"(%w) : (!composer.tensor) -> !composer.tensor
+    %h = composer.op "aten::addmm"(%b, %x, %wt, %one, %one) : (!composer.tensor, !composer.tensor, !composer.tensor, !composer.int, !composer.int) -> !composer.tensor
+    %s = composer.softmax %q {dim = -1 : i64} : (!composer.tensor) -> !composer.tensor
+    %a = composer.op "aten::bmm"(%s, %v) : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %cw = composer.get_param @conv.weight : !composer.tensor
+    %strides = composer.constant([1, 1, 1]) : !composer.list<!composer.int>
+    %pads = composer.constant([0, 0, 0]) : !composer.list<!composer.int>
+    %c = composer.op "aten::conv3d"(%video, %cw, %none, %strides, %pads, %strides, %one) : (!composer.tensor, !composer.tensor, !composer.none, !composer.list<!composer.int>, !composer.list<!composer.int>, !composer.list<!composer.int>, !composer.int) -> !composer.tensor
+    return %h, %a, %c : !composer.tensor, !composer.tensor, !composer.tensor
+  }
+}
+// CHECK-LABEL: func.func @forward
+// CHECK-SAME: (%[[X:[^:]*]]: !composer.tensor, %[[Q:[^:]*]]: !composer.tensor, %[[V:[^:]*]]: !composer.tensor, %[[VIDEO:[^:]*]]: !composer.tensor)
+// CHECK: %[[WT:.*]] = composer.op "aten::t"
+// CHECK: %[[BL:.*]] = composer.to_dtype %{{.*}} {{.*}}dtype = #composer.dtype<bf16>
+// CHECK: %[[XL:.*]] = composer.to_dtype %[[X]] {{.*}}dtype = #composer.dtype<bf16>
+// CHECK: %[[WTL:.*]] = composer.to_dtype %[[WT]] {{.*}}dtype = #composer.dtype<bf16>
+// CHECK: composer.op "aten::addmm"(%[[BL]], %[[XL]], %[[WTL]],
+// CHECK: %[[S:.*]] = composer.softmax
+// CHECK: %[[SL:.*]] = composer.to_dtype %[[S]] {{.*}}dtype = #composer.dtype<bf16>
+// CHECK: %[[VL:.*]] = composer.to_dtype %[[V]] {{.*}}dtype = #composer.dtype<bf16>
+// CHECK: composer.op "aten::bmm"(%[[SL]], %[[VL]])
+// CHECK: %[[VIDEOL:.*]] = composer.to_dtype %[[VIDEO]] {{.*}}dtype = #composer.dtype<bf16>
+// CHECK: %[[CWL:.*]] = composer.to_dtype %{{.*}} {{.*}}dtype = #composer.dtype<bf16>
+// CHECK: composer.op "aten::conv3d"(%[[VIDEOL]], %[[CWL]], %{{.*}}) :
+
+// REPORT: remark: composer-mixed-precision: 4 ops given their autocast dtype, 0 skipped
+
+// -----
+
+// Ops that follow their inputs but need their float operands in one dtype.
+// index_put_ writes into a bf16 `self` whose dtype is only known at run
+// time: the fp32 values follow it (aten::type_as). lerp of a bf16 and an
+// fp32 tensor runs in fp32, as type promotion would. An fp32 op's integer
+// operand (nll_loss's target) is not cast. Ops whose operands are all fp32
+// (no bf16 value reaches them) are left alone.
+module {
+  composer.parameter @fc.weight : !composer.tensor<8x8xf32>
+  func.func @forward(%x: !composer.tensor, %y: !composer.tensor, %idx: !composer.list<!composer.optional<!composer.tensor>>, %target: !composer.tensor) -> (!composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor) {
+    %none = composer.constant(none) : !composer.none
+    %false = composer.constant(false) : !composer.bool
+    %half = composer.constant(5.000000e-01) : !composer.float
+    %w = composer.get_param @fc.weight : !composer.tensor
+    %h = composer.linear %x, %w, %none : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %r = composer.relu %h : (!composer.tensor) -> !composer.tensor
+    %p = composer.op "aten::index_put_"(%r, %idx, %y, %false) : (!composer.tensor, !composer.list<!composer.optional<!composer.tensor>>, !composer.tensor, !composer.bool) -> !composer.tensor
+    %l = composer.op "aten::lerp"(%y, %r, %half) : (!composer.tensor, !composer.tensor, !composer.float) -> !composer.tensor
+    %one = composer.constant(1) : !composer.int
+    %m = composer.constant(-100) : !composer.int
+    %ls = composer.op "aten::log_softmax"(%r, %one, %none) : (!composer.tensor, !composer.int, !composer.none) -> !composer.tensor
+    %loss = composer.op "aten::nll_loss"(%ls, %target, %none, %one, %m) : (!composer.tensor, !composer.tensor, !composer.none, !composer.int, !composer.int) -> !composer.tensor
+    %f = composer.op "aten::lerp"(%x, %y, %half) : (!composer.tensor, !composer.tensor, !composer.float) -> !composer.tensor
+    return %p, %l, %loss, %f : !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor
+  }
+}
+// CHECK-LABEL: func.func @forward
+// CHECK-SAME: (%[[X:[^:]*]]: !composer.tensor, %[[Y:[^:]*]]: !composer.tensor, %[[IDX:[^:]*]]: {{.*}}, %[[T:[^:]*]]: !composer.tensor)
+// CHECK: %[[R:.*]] = composer.relu
+// CHECK: %[[YL:.*]] = composer.op "aten::type_as"(%[[Y]], %[[R]])
+// CHECK: composer.op "aten::index_put_"(%[[R]], %[[IDX]], %[[YL]],
+// CHECK: %[[RF:.*]] = composer.to_dtype %[[R]] {{.*}}dtype = #composer.dtype<f32>
+// CHECK: composer.op "aten::lerp"(%[[Y]], %[[RF]],
+// CHECK: %[[RF2:.*]] = composer.to_dtype %[[R]] {{.*}}dtype = #composer.dtype<f32>
+// CHECK: %[[LS:.*]] = composer.op "aten::log_softmax"(%[[RF2]],
+// CHECK: composer.op "aten::nll_loss"(%[[LS]], %[[T]],
+// CHECK: composer.op "aten::lerp"(%[[X]], %[[Y]],
+
+// REPORT: remark: composer-mixed-precision: 4 ops given their autocast dtype, 1 skipped
