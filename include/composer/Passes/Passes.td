@@ -27,8 +27,13 @@ def BlurPool : Pass<"composer-blurpool", "::mlir::ModuleOp"> {
     Zhang 2019 as METHODS.md states it. Strided 2-D convolutions with
     in_channels >= min-channels get a stride-1 blur on their input
     (blur-first) or run at stride 1 followed by a strided blur; every max pool
-    runs at stride 1 followed by a strided blur. The filter is a new buffer
-    `<module>.blurpool.filter`. Numerics: intended change.
+    runs at stride 1 followed by a strided blur. Every site is changed, as
+    module surgery would: a convolution reading a blur is blurred again, and
+    where a max pool's channel count is not known statically (after a `cat`
+    of unknown operands) the filter is stored 1x1x3x3 and expanded to the
+    input's channels at run time. The filter is a new buffer
+    `<module>.blurpool.filter`; rewritten ops are marked `composer.blurred`,
+    which keeps the pass idempotent. Numerics: intended change.
   }];
   let options = [
     Option<"replaceConvs", "replace-convs", "bool", "true",
