@@ -15,8 +15,10 @@ install(TARGETS ComposerDialect ComposerPasses ComposerTorchScriptPlugin
 # libComposerTorchScriptPlugin; and the runtime library beside it, which the
 # plugin loads to export runtime ops (--lower-to=runtime) and Python loads to
 # run them.
-install(TARGETS ComposerTorchScript ComposerRuntime
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS ComposerTorchScript LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+if(COMPOSER_BUILD_RUNTIME)
+  install(TARGETS ComposerRuntime LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/composer
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 install(DIRECTORY ${PROJECT_BINARY_DIR}/include/composer

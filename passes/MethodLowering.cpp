@@ -134,8 +134,6 @@ struct LoweringPass : Base<LoweringPass<Base, Populate, What>> {
 constexpr char kLoweredToAten[] = "method ops lowered to aten";
 constexpr char kLoweredToRuntime[] = "method ops lowered to runtime ops";
 
-} // namespace
-
 // Instantiated here, which also defines the passes' create functions (friends
 // of their generated bases).
 template struct LoweringPass<composer::impl::LowerToAtenBase,
@@ -144,3 +142,5 @@ template struct LoweringPass<composer::impl::LowerToAtenBase,
 template struct LoweringPass<composer::impl::LowerToRuntimeBase,
                              &MethodLowering::populateToRuntimePatterns,
                              kLoweredToRuntime>;
+
+} // namespace

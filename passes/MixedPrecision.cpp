@@ -40,6 +40,10 @@ bool isLowGenericKind(StringRef kind) {
              "aten::addbmm", true)
       .Cases("aten::linear", "aten::matmul", "aten::prelu",
              "aten::_native_multi_head_attention", true)
+      // Composites of bmm/mm: under autocast their inner matmuls run in the
+      // low dtype, and they fail on operands of mixed dtypes.
+      .Cases("aten::einsum", "aten::tensordot", "aten::chain_matmul",
+             "aten::linalg_multi_dot", "aten::inner", true)
       .Default(false);
 }
 
@@ -153,11 +157,34 @@ Value MixedPrecisionPass::castTo(Value value, ScalarType target,
   return cast;
 }
 
+/// The list construction `value` comes from when its elements are tensors
+/// (einsum's and multi_dot's operands).
+GenericOp getTensorListConstruct(Value value) {
+  auto list = value.getDefiningOp<GenericOp>();
+  auto type = dyn_cast<ListType>(value.getType());
+  if (!list || list.getKind() != "prim::ListConstruct" || !type ||
+      !isa<TorchTensorType>(type.getElementType()))
+    return nullptr;
+  return list;
+}
+
 bool MixedPrecisionPass::castOperands(Operation *op,
                                       MutableArrayRef<OpOperand> operands,
                                       ScalarType target) {
   bool changed = false;
   for (OpOperand &operand : operands) {
+    if (GenericOp list = getTensorListConstruct(operand.get())) {
+      // A list of its own, so that other users of the list are unaffected.
+      OpBuilder builder(op);
+      auto copy = cast<GenericOp>(builder.clone(*list));
+      if (castOperands(copy, copy->getOpOperands(), target)) {
+        operand.set(copy->getResult(0));
+        changed = true;
+      } else {
+        copy->erase();
+      }
+      continue;
+    }
     if (!isa<TorchTensorType>(operand.get().getType()))
       continue;
     Value cast = castTo(operand.get(), target, op);

@@ -97,6 +97,12 @@ struct SqueezeExcitePass
       module.emitError("composer-squeeze-excite: latent-channels must be > 0");
       return signalPassFailure();
     }
+    // Channel counts are int64 in the IR (and in PyTorch).
+    if (!(latentChannels < 0x1p63)) {
+      module.emitError("composer-squeeze-excite: latent-channels=")
+          << latentChannels << " is more channels than 64 bits count";
+      return signalPassFailure();
+    }
     SymbolTableCollection symbolTables;
     SiteReport report(module, getArgument());
     RewritePatternSet patterns(&getContext());

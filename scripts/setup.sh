@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs every Debian package composer-opt needs (idempotent), then configures
-# and builds into ./build. Usage: scripts/setup.sh [--no-build]
+# and builds into ./build.
+# Usage: scripts/setup.sh [--no-build] [--sanitizers]
+#   --sanitizers  also installs clang-19 and its sanitizer and libFuzzer
+#                 runtimes (scripts/sanitize.sh, scripts/fuzz.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +15,14 @@ packages=(
   python3-torch python3-torchvision
   dataset-fashion-mnist
 )
+build=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-build) build=0 ;;
+    --sanitizers) packages+=(clang-19 libclang-rt-19-dev) ;;
+    *) echo "usage: scripts/setup.sh [--no-build] [--sanitizers]" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do
@@ -33,7 +44,7 @@ if command -v update-alternatives >/dev/null; then
   done
 fi
 
-[ "${1:-}" = "--no-build" ] && exit 0
+[ "$build" = 1 ] || exit 0
 # The fused ops' CUDA kernels are compiled wherever nvcc is (CI keeps them
 # building); they run only with a CUDA LibTorch.
 cuda_kernels=OFF

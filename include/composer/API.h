@@ -34,6 +34,8 @@ struct LoadOptions {
   /// (torchvision's for `torchvision::nms`, say), loaded before the model as
   /// `torch.ops.load_library` does: composer-opt's --load-library.
   std::vector<std::string> operatorLibraries;
+  /// Models of more operations are refused with an error (--max-ops).
+  uint64_t maxOps = kDefaultMaxOps;
 };
 
 struct SaveOptions {

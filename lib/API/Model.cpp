@@ -53,9 +53,9 @@ void registerOnce() {
 } // namespace
 
 struct Model::Impl {
-  explicit Impl(std::vector<std::string> operatorLibraries)
+  explicit Impl(const LoadOptions &options = {})
       : context(makeRegistry()), diagnostics(context),
-        io(&context, std::move(operatorLibraries)) {
+        io(&context, options.operatorLibraries, options.maxOps) {
     // An error in a 10k-op import should not print the op with its regions.
     context.printOpOnDiagnostic(false);
     context.loadDialect<ComposerDialect, func::FuncDialect>();
@@ -81,7 +81,7 @@ Model::~Model() = default;
 llvm::Expected<Model> Model::load(llvm::StringRef path,
                                   const LoadOptions &options) {
   registerOnce();
-  auto impl = std::make_unique<Impl>(options.operatorLibraries);
+  auto impl = std::make_unique<Impl>(options);
   impl->module = impl->io.read(path);
   if (!impl->module)
     return impl->diagnostics.takeError("cannot load '" + path.str() + "'");

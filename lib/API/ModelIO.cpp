@@ -58,9 +58,21 @@ LogicalResult composer::writeFileAtomically(
   return success();
 }
 
+LogicalResult composer::checkOpLimit(Operation *root, uint64_t maxOps) {
+  uint64_t numOps = 0;
+  root->walk([&](Operation *) { ++numOps; });
+  --numOps; // The root.
+  if (numOps <= maxOps)
+    return success();
+  return root->emitError("the model has ")
+         << numOps << " operations, more than the limit of " << maxOps
+         << " (composer-opt --max-ops)";
+}
+
 ModelIO::ModelIO(MLIRContext *context,
-                 std::vector<std::string> operatorLibraries)
-    : context(context), operatorLibraries(std::move(operatorLibraries)) {}
+                 std::vector<std::string> operatorLibraries, uint64_t maxOps)
+    : context(context), operatorLibraries(std::move(operatorLibraries)),
+      maxOps(maxOps) {}
 ModelIO::ModelIO(ModelIO &&) noexcept = default;
 ModelIO &ModelIO::operator=(ModelIO &&) noexcept = default;
 ModelIO::~ModelIO() = default;
@@ -73,7 +85,10 @@ OwningOpRef<ModuleOp> ModelIO::read(StringRef path) {
 OwningOpRef<ModuleOp> ModelIO::read(StringRef path, TimingScope &timing) {
   if (!isTorchScriptPath(path)) {
     ParserConfig config(context);
-    return parseSourceFile<ModuleOp>(path, config);
+    OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(path, config);
+    if (module && failed(checkOpLimit(*module, maxOps)))
+      return nullptr;
+    return module;
   }
   TimingScope loadTimer = timing.nest("Load TorchScript (torch::jit::load)");
   torchModel = loadTorchScriptModelViaPlugin(path, operatorLibraries, context);
@@ -81,7 +96,7 @@ OwningOpRef<ModuleOp> ModelIO::read(StringRef path, TimingScope &timing) {
     return nullptr;
   loadTimer.stop();
   TimingScope importTimer = timing.nest("Import to MLIR");
-  return torchModel->importModule(context);
+  return torchModel->importModule(context, maxOps);
 }
 
 LogicalResult ModelIO::write(ModuleOp module, StringRef path,

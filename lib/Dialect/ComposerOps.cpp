@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace composer;
@@ -28,6 +29,10 @@ static LogicalResult verifyStateDecl(Operation *op, StringRef name,
     return op->emitOpError("needs a fully known shape and dtype, got ") << type;
   if (channelsLast && type.getRank() != 4)
     return op->emitOpError("channels_last needs a 4-D tensor, got ") << type;
+  int64_t numElements = 1;
+  for (int64_t size : type.getSizes())
+    if (llvm::MulOverflow(numElements, size, numElements))
+      return op->emitOpError("has more elements than 64 bits count: ") << type;
   return success();
 }
 

@@ -34,8 +34,9 @@ struct ModuleRef {
 
 class Importer {
 public:
-  Importer(MLIRContext *ctx, const jit::Module &model)
-      : ctx(ctx), model(model), fileLoc(UnknownLoc::get(ctx)), builder(ctx) {
+  Importer(MLIRContext *ctx, const jit::Module &model, uint64_t maxOps)
+      : ctx(ctx), model(model), maxOps(maxOps), fileLoc(UnknownLoc::get(ctx)),
+        builder(ctx) {
     for (RegisteredOperationName name : ctx->getRegisteredOperations()) {
       auto *schemaOp = name.getInterface<TorchSchemaOp>();
       if (!schemaOp)
@@ -70,6 +71,7 @@ private:
 
   MLIRContext *ctx;
   const jit::Module &model;
+  uint64_t maxOps;
   Location fileLoc;
   OpBuilder builder;
   /// Typed op for each schema key, and whether the key is its in-place one.
@@ -81,6 +83,17 @@ private:
   llvm::DenseMap<jit::Value *, Value> values;
   llvm::DenseMap<jit::Value *, ModuleRef> modules;
 };
+
+/// Nodes in `block` and the blocks nested in its nodes.
+uint64_t countNodes(jit::Block *block) {
+  uint64_t count = 0;
+  for (jit::Node *node : block->nodes()) {
+    ++count;
+    for (jit::Block *nested : node->blocks())
+      count += countNodes(nested);
+  }
+  return count;
+}
 
 std::string joinPath(StringRef prefix, StringRef name) {
   return prefix.empty() ? name.str() : (prefix + "." + name).str();
@@ -139,6 +152,13 @@ OwningOpRef<ModuleOp> Importer::run(StringRef sourcePath) {
   }
   std::shared_ptr<jit::Graph> graph = forward->graph()->copy();
   jit::Inline(*graph);
+  uint64_t numNodes = countNodes(graph->block());
+  if (numNodes > maxOps) {
+    emitError(fileLoc, "forward has ")
+        << numNodes << " nodes after inlining, more than the limit of "
+        << maxOps << " operations (composer-opt --max-ops)";
+    return nullptr;
+  }
   // Decide what inlined callees test on constants (F.max_pool2d's `stride is
   // None`), so that their nodes' arguments are constants typed ops take.
   jit::ConstantPropagationImmutableTypes(graph);
@@ -562,7 +582,8 @@ Operation *Importer::importGeneric(jit::Node *node, Location loc) {
 
 OwningOpRef<ModuleOp>
 composer::importTorchScriptModule(const jit::Module &model,
-                                  StringRef sourcePath, MLIRContext *ctx) {
+                                  StringRef sourcePath, MLIRContext *ctx,
+                                  uint64_t maxOps) {
   ctx->loadDialect<ComposerDialect, func::FuncDialect>();
-  return Importer(ctx, model).run(sourcePath);
+  return Importer(ctx, model, maxOps).run(sourcePath);
 }

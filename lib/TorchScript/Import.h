@@ -14,7 +14,8 @@ namespace composer {
 /// and names the file in locations. Errors go to `ctx`'s diagnostics.
 mlir::OwningOpRef<mlir::ModuleOp>
 importTorchScriptModule(const torch::jit::Module &model,
-                        llvm::StringRef sourcePath, mlir::MLIRContext *ctx);
+                        llvm::StringRef sourcePath, mlir::MLIRContext *ctx,
+                        uint64_t maxOps);
 
 /// Replaces `model`'s forward with the graph of `module` (an import of it,
 /// possibly transformed). Errors go to the module's context.

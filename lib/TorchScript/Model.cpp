@@ -1,5 +1,6 @@
 //===- Model.cpp - loading and saving TorchScript models ------------------===//
 
+#include "Archive.h"
 #include "Import.h"
 #include "composer/TorchScript/TorchScript.h"
 
@@ -35,9 +36,10 @@ public:
   LoadedModel(std::string path, torch::jit::Module module)
       : path(std::move(path)), module(std::move(module)) {}
 
-  OwningOpRef<ModuleOp> importModule(MLIRContext *ctx) override {
+  OwningOpRef<ModuleOp> importModule(MLIRContext *ctx,
+                                     uint64_t maxOps) override {
     try {
-      return importTorchScriptModule(module, path, ctx);
+      return importTorchScriptModule(module, path, ctx, maxOps);
     } catch (const std::exception &e) {
       emitError(fileLoc(path, ctx), "cannot import: ") << firstLine(e);
       return nullptr;
@@ -85,6 +87,12 @@ std::unique_ptr<TorchScriptModel> composer::loadTorchScriptModel(
       return nullptr;
   if (!llvm::sys::fs::exists(path)) {
     emitError(fileLoc(path, ctx), "cannot open '") << path << "': no such file";
+    return nullptr;
+  }
+  if (llvm::Error error = checkZipArchive(path)) {
+    emitError(fileLoc(path, ctx), "cannot load TorchScript model '")
+        << path << "': " << llvm::toString(std::move(error))
+        << " (expected an archive written by torch.jit.save)";
     return nullptr;
   }
   try {

@@ -10,7 +10,11 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/xxhash.h"
+
+#include <unistd.h>
 
 using namespace mlir;
 using namespace composer;
@@ -33,7 +37,54 @@ private:
   jit::Module &model;
   /// Modules on paths already given their own type, by path.
   llvm::StringMap<jit::Module> owned;
+  /// Bytes of the new parameters and buffers so far.
+  uint64_t newStateBytes = 0;
 };
+
+/// Physical memory: new state beyond it would end in the OOM killer.
+uint64_t getPhysicalMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long pageSize = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || pageSize <= 0)
+    return UINT64_MAX;
+  return uint64_t(pages) * uint64_t(pageSize);
+}
+
+/// Checks that a new `declared` tensor fits in memory with the `total`
+/// bytes of new state before it (a pass option of 10^12 channels gives a
+/// valid IR shape no machine can hold), and adds it to `total`.
+LogicalResult reserveNewState(StringRef key, TorchTensorType declared,
+                              c10::ScalarType dtype, uint64_t &total,
+                              Location loc) {
+  uint64_t bytes = c10::elementSize(dtype);
+  // Saturating steps each reset their flag.
+  bool overflow = false, stepOverflow = false;
+  for (int64_t size : declared.getSizes()) {
+    bytes = llvm::SaturatingMultiply(bytes, uint64_t(size), &stepOverflow);
+    overflow |= stepOverflow;
+  }
+  uint64_t before = total;
+  total = llvm::SaturatingAdd(before, bytes, &stepOverflow);
+  overflow |= stepOverflow;
+  uint64_t memory = getPhysicalMemoryBytes();
+  if (!overflow && total <= memory)
+    return success();
+  auto gigabytes = [](uint64_t n) {
+    std::string text;
+    llvm::raw_string_ostream(text) << llvm::format("%.3g GB", n / 1e9);
+    return text;
+  };
+  InFlightDiagnostic diag = emitError(loc, "new '")
+                            << key << "' " << declared << " needs ";
+  if (overflow)
+    diag << "more bytes than 64 bits count";
+  else
+    diag << gigabytes(bytes);
+  if (before)
+    diag << " besides the " << gigabytes(before) << " of new state before it";
+  diag << ", more than this machine's memory (" << gigabytes(memory) << ")";
+  return diag;
+}
 
 /// A copy of `old` with a class type of its own: same attributes (the same
 /// objects and tensors), constants and methods.
@@ -176,6 +227,11 @@ LogicalResult StateSync::declare(Operation *decl, StringRef key,
     return success();
   }
 
+  std::optional<c10::ScalarType> dtype =
+      exportDtype(cast<TorchTensorType>(type).getDtype());
+  if (dtype && failed(reserveNewState(key, cast<TorchTensorType>(type), *dtype,
+                                      newStateBytes, loc)))
+    return failure();
   FailureOr<at::Tensor> initial = materializeInitializer(
       key, initializer, cast<TorchTensorType>(type), loc);
   if (failed(initial))

@@ -136,6 +136,12 @@ composer.parameter @"fc.weight" : !composer.tensor<*xf32>
 
 // -----
 
+// A shape a pass option could produce (10^12 channels squared): no tensor.
+// expected-error@+1 {{'composer.parameter' op has more elements than 64 bits count: '!composer.tensor<1000000000000x1000000000000xf32>'}}
+composer.parameter @"se.fc1.weight" : !composer.tensor<1000000000000x1000000000000xf32>
+
+// -----
+
 // expected-error@+1 {{'composer.buffer' op needs a fully known shape and dtype, got '!composer.tensor'}}
 composer.buffer @"bn1.running_mean" : !composer.tensor
 

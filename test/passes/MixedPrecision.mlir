@@ -124,6 +124,32 @@ module {
 
 // -----
 
+// einsum (maxvit's attention) takes its operands as a list: they are cast in
+// a list of its own, so the fp32 list's other users keep fp32 elements.
+module {
+  func.func @forward(%q: !composer.tensor, %v: !composer.tensor) -> (!composer.tensor, !composer.list<!composer.tensor>) {
+    %eq = composer.constant("bij,bjk->bik") : !composer.str
+    %none = composer.constant(none) : !composer.none
+    %s = composer.softmax %q {dim = -1 : i64} : (!composer.tensor) -> !composer.tensor
+    %l = composer.op "prim::ListConstruct"(%s, %v) : (!composer.tensor, !composer.tensor) -> !composer.list<!composer.tensor>
+    %e = composer.op "aten::einsum"(%eq, %l, %none) : (!composer.str, !composer.list<!composer.tensor>, !composer.none) -> !composer.tensor
+    return %e, %l : !composer.tensor, !composer.list<!composer.tensor>
+  }
+}
+// CHECK-LABEL: func.func @forward
+// CHECK-SAME: (%[[Q:[^:]*]]: !composer.tensor, %[[V:[^:]*]]: !composer.tensor)
+// CHECK: %[[S:.*]] = composer.softmax
+// CHECK: %[[LIST:.*]] = composer.op "prim::ListConstruct"(%[[S]], %[[V]])
+// CHECK: %[[SL:.*]] = composer.to_dtype %[[S]] {{.*}}dtype = #composer.dtype<bf16>
+// CHECK: %[[VL:.*]] = composer.to_dtype %[[V]] {{.*}}dtype = #composer.dtype<bf16>
+// CHECK: %[[LOW:.*]] = composer.op "prim::ListConstruct"(%[[SL]], %[[VL]])
+// CHECK: %[[E:.*]] = composer.op "aten::einsum"(%{{.*}}, %[[LOW]], %{{.*}})
+// CHECK: return %[[E]], %[[LIST]]
+
+// REPORT: remark: composer-mixed-precision: 2 ops given their autocast dtype, 0 skipped
+
+// -----
+
 // Ops that follow their inputs but need their float operands in one dtype.
 // index_put_ writes into a bf16 `self` whose dtype is only known at run
 // time: the fp32 values follow it (aten::type_as). lerp of a bf16 and an

@@ -72,6 +72,23 @@ cl::opt<std::string> pipelineFile(
              "over several lines if need be, '#' starting a comment line"),
     cl::value_desc("filename"), cl::cat(composerCategory));
 
+cl::opt<uint64_t> maxOps(
+    "max-ops",
+    cl::desc("Refuse a model of more operations, with a diagnostic rather "
+             "than running out of memory (about 2 KB each)"),
+    cl::init(kDefaultMaxOps), cl::cat(composerCategory));
+
+/// Checks --max-ops on `.mlir` input, which MlirOptMain parses (a `.pt` is
+/// checked before it is imported), before any other pass runs.
+struct OpLimitPass : public PassWrapper<OpLimitPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(OpLimitPass)
+  StringRef getArgument() const final { return "composer-op-limit"; }
+  void runOnOperation() override {
+    if (failed(checkOpLimit(getOperation(), maxOps)))
+      signalPassFailure();
+  }
+};
+
 /// The pipeline a --pass-pipeline-file holds, without its comment lines and
 /// its `builtin.module(...)` wrapper (the pass manager is anchored there).
 FailureOr<std::string> readPipelineFile(StringRef path) {
@@ -130,10 +147,11 @@ int main(int argc, char **argv) {
       return 1;
     filePipeline = *read;
   }
-  if (!inputSpecs.empty() || !pipelineFile.empty()) {
+  {
     MlirOptMainConfig cliConfig = config;
     config.setPassPipelineSetupFn([cliConfig, filePipeline](
                                       PassManager &pm) -> LogicalResult {
+      pm.addPass(std::make_unique<OpLimitPass>());
       if (!inputSpecs.empty()) {
         RefineTypesOptions refineOptions;
         refineOptions.inputSpecs = inputSpecs; // A global: outlives the pass.
@@ -180,7 +198,7 @@ int main(int argc, char **argv) {
   // An error in a 10k-op import should not print the op with its regions.
   context.printOpOnDiagnostic(false);
   ToolDiagnostics diagnostics(context);
-  ModelIO io(&context, loadLibraries);
+  ModelIO io(&context, loadLibraries, maxOps);
 
   // Read the input: MLIR as is (MlirOptMain splits and verifies it),
   // TorchScript through the importer.

@@ -53,6 +53,16 @@ inline ModelFormat getFormatForPath(llvm::StringRef path) {
   return isTorchScriptPath(path) ? ModelFormat::TorchScript : ModelFormat::MLIR;
 }
 
+/// The most operations a model may have. The pipeline needs about 2 KB of
+/// memory per operation (1.8 GB for 10^6 through every method pass), so the
+/// default keeps a model within ~10 GB; a larger one is refused with a
+/// diagnostic rather than killed for memory.
+inline constexpr uint64_t kDefaultMaxOps = 5'000'000;
+
+/// Fails with a diagnostic at `root` if it holds more than `maxOps`
+/// operations (itself excluded).
+mlir::LogicalResult checkOpLimit(mlir::Operation *root, uint64_t maxOps);
+
 /// Reads and writes one model; errors are diagnostics in the context. A
 /// TorchScript model read stays loaded: writing clones it and replaces its
 /// methods, so what the IR does not model (other methods, attributes,
@@ -62,8 +72,10 @@ public:
   /// `operatorLibraries` are shared libraries that register TorchScript
   /// operators a model calls (torchvision's `torchvision::nms`, say). They are
   /// loaded, as `torch.ops.load_library` does, before any TorchScript model.
+  /// Models of more than `maxOps` operations are refused (checkOpLimit).
   explicit ModelIO(mlir::MLIRContext *context,
-                   std::vector<std::string> operatorLibraries = {});
+                   std::vector<std::string> operatorLibraries = {},
+                   uint64_t maxOps = kDefaultMaxOps);
   ModelIO(ModelIO &&) noexcept;
   ModelIO &operator=(ModelIO &&) noexcept;
   ~ModelIO();
@@ -87,6 +99,7 @@ private:
 
   mlir::MLIRContext *context;
   std::vector<std::string> operatorLibraries;
+  uint64_t maxOps;
   std::unique_ptr<TorchScriptModel> torchModel;
 };
 

@@ -32,8 +32,10 @@ public:
   virtual ~TorchScriptModel();
 
   /// The model as a composer-dialect module; diagnostics go to `context`.
+  /// A forward of more than `maxOps` nodes (after inlining) is refused
+  /// before any IR is built.
   virtual mlir::OwningOpRef<mlir::ModuleOp>
-  importModule(mlir::MLIRContext *context) = 0;
+  importModule(mlir::MLIRContext *context, uint64_t maxOps) = 0;
 
   /// Writes `module`, a (transformed) import of this model, as a TorchScript
   /// archive at `path`. Callers write to a temporary file and rename it

@@ -130,7 +130,16 @@ class Fork(nn.Module):
         return torch.jit.wait(torch.jit.fork(torch.neg, x)) + 1
 
 
-MODELS = {"conv_block": ConvBlock, "control_flow": ControlFlow,
+class LongChain(nn.Module):
+    """1000 adds when traced: a forward of more than 1000 nodes."""
+
+    def forward(self, x):
+        for _ in range(1000):
+            x = x + 1
+        return x
+
+
+MODELS = {"conv_block": ConvBlock, "long_chain": LongChain, "control_flow": ControlFlow,
           "twin_blocks": TwinBlocks, "casts": Casts,
           "named_tuple": NamedTupleOutput, "no_grad": NoGrad, "fork": Fork}
 

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Builds the compiler with AddressSanitizer and UndefinedBehaviorSanitizer
+# into build-san (clang-19; the same build holds the libFuzzer targets),
+# runs its gtest suite and the lit tests that need no model export, then
+# each fuzz target over its seed corpus and a fixed number of new inputs.
+#
+# Usage: scripts/sanitize.sh [--runtime]
+#   --runtime  also builds the training runtime and runs its gtest suites
+#              (about 15 minutes more on 2 cores; CI runs without it).
+# Environment: JOBS (build jobs, 2), FUZZ_RUNS (inputs per fuzz target).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh --no-build --sanitizers
+
+runtime=OFF
+[ "${1:-}" = "--runtime" ] && runtime=ON
+# -O1 keeps the instrumented build fast to compile and its reports readable.
+flags="-O1 -gline-tables-only -DNDEBUG"
+CC=clang-19 CXX=clang++-19 cmake -S . -B build-san -G Ninja \
+  -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_C_FLAGS_RELEASE="$flags" -DCMAKE_CXX_FLAGS_RELEASE="$flags" \
+  -DCOMPOSER_SANITIZE=address,undefined -DCOMPOSER_BUILD_FUZZERS=ON \
+  -DCOMPOSER_BUILD_RUNTIME="$runtime" -DCOMPOSER_BUILD_CUDA_KERNELS=OFF >/dev/null
+targets=(composer-opt ComposerUnitTests composer-mlir-fuzzer
+         composer-torchscript-fuzzer)
+[ "$runtime" = ON ] && targets=(all)
+cmake --build build-san -j"${JOBS:-2}" --target "${targets[@]}"
+
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}"
+# LLVM's allocators poison what they hand out only where their inline code
+# is instrumented; Debian's libMLIR is not, so user poisoning is off.
+export ASAN_OPTIONS="allow_user_poisoning=0:${ASAN_OPTIONS:-}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+
+echo "== gtest (sanitized)"
+for suite in build-san/bin/*Tests; do
+  "$suite" --gtest_brief=1
+done
+echo "== lit, the tests without a model export (sanitized)"
+/usr/bin/python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv \
+  build-san/test/Dialect build-san/test/passes build-san/test/tools/composer-opt/help.test
+echo "== fuzz targets"
+scripts/fuzz.sh --runs="${FUZZ_RUNS:-3000}"
