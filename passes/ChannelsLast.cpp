@@ -123,7 +123,7 @@ void ChannelsLastPass::runOnOperation() {
       weight = getGenericConvolutionWeight(generic);
     if (!weight)
       return;
-    auto read = weight.getDefiningOp<GetParamOp>();
+    GetParamOp read = getStateRead(weight);
     TorchTensorType type = getDeclaredStateType(weight, symbolTables);
     if (!read || !type)
       return report.skip(op, "weight is not a parameter");

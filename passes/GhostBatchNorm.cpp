@@ -70,9 +70,10 @@ struct GhostBatchNormPass
 // Lowerings
 //===----------------------------------------------------------------------===//
 
-/// ghost_batch_norm as aten: in training, batch_norm on each chunk of
-/// ghost_batch_size samples with momentum / chunks, concatenated; otherwise
-/// batch_norm.
+/// ghost_batch_norm as aten, as Composer does: in training, the batch in
+/// ceil(B / ghost_batch_size) chunks (torch.chunk: 80 in ghost batches of 32
+/// is 27, 27, 26), batch_norm on each with momentum / that number,
+/// concatenated; otherwise batch_norm.
 struct GhostBatchNormToAten : OpConversionPattern<GhostBatchNormOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -94,14 +95,23 @@ struct GhostBatchNormToAten : OpConversionPattern<GhostBatchNormOp> {
     };
 
     auto inChunks = [&]() -> Value {
+      int64_t ghostBatchSize = ghost.getGhostBatchSize();
+      Value batch = aten.node("aten::size",
+                              {adaptor.getInput(), aten.integer(0)}, intType);
+      Value numChunks = aten.node(
+          "aten::floordiv",
+          {aten.node("aten::add", {batch, aten.integer(ghostBatchSize - 1)},
+                     intType),
+           aten.integer(ghostBatchSize)},
+          intType);
       Value chunks =
-          aten.node("aten::split",
-                    {adaptor.getInput(),
-                     aten.integer(ghost.getGhostBatchSize()), aten.integer(0)},
-                    listType);
+          aten.node("aten::chunk",
+                    {adaptor.getInput(), numChunks, aten.integer(0)}, listType);
+      // The loop runs over the list torch.chunk returned.
       Value count = aten.node("aten::len", {chunks}, intType);
-      Value momentum = aten.node("aten::div", {adaptor.getMomentum(), count},
-                                 TorchFloatType::get(ctx));
+      Value momentum =
+          aten.node("aten::div", {adaptor.getMomentum(), numChunks},
+                    TorchFloatType::get(ctx));
       Value normalized = aten.node("prim::ListConstruct", {}, listType);
       Value isTrue = aten.boolean(true);
       auto loop = rewriter.create<LoopOp>(loc, TypeRange{}, count, isTrue,

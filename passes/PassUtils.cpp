@@ -22,10 +22,18 @@ Operation *composer::lookupStateDecl(GetParamOp read,
   return symbolTables.lookupNearestSymbolFrom(read, read.getNameAttr());
 }
 
+GetParamOp composer::getStateRead(Value value) {
+  Operation *def = value.getDefiningOp();
+  while (def && def->hasTrait<composer::OpTrait::WeightView>() &&
+         def->getNumOperands() > 0)
+    def = def->getOperand(0).getDefiningOp();
+  return dyn_cast_or_null<GetParamOp>(def);
+}
+
 TorchTensorType
 composer::getDeclaredStateType(Value value,
                                SymbolTableCollection &symbolTables) {
-  auto read = value.getDefiningOp<GetParamOp>();
+  GetParamOp read = getStateRead(value);
   if (!read)
     return {};
   Operation *decl = lookupStateDecl(read, symbolTables);
@@ -37,7 +45,7 @@ composer::getDeclaredStateType(Value value,
 }
 
 std::optional<std::string> composer::getStateOwnerPath(Value value) {
-  auto read = value.getDefiningOp<GetParamOp>();
+  GetParamOp read = getStateRead(value);
   if (!read)
     return std::nullopt;
   return std::string(getStateOwner(read.getName()));

@@ -28,8 +28,13 @@ mlir::func::FuncOp lookupForward(mlir::ModuleOp module,
 mlir::Operation *lookupStateDecl(GetParamOp read,
                                  mlir::SymbolTableCollection &symbolTables);
 
+/// The parameter or buffer read `value` is, or is a view of (through
+/// WeightView ops: weight standardization); null otherwise.
+GetParamOp getStateRead(mlir::Value value);
+
 /// The declared type of a parameter or buffer `value` reads
-/// (composer.get_param), or null if `value` is not such a read.
+/// (composer.get_param, through WeightView ops), or null if `value` is not
+/// such a read.
 TorchTensorType getDeclaredStateType(mlir::Value value,
                                      mlir::SymbolTableCollection &symbolTables);
 

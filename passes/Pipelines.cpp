@@ -30,4 +30,18 @@ void composer::registerComposerPipelines() {
         pm.addPass(createChannelsLast());
         pm.addPass(createMixedPrecision());
       });
+  PassPipelineRegistration<>(
+      "composer-hot",
+      "Composer's hot recipe, graph part: the medium one with stochastic "
+      "depth (sample mode, drop rate 0.1, linear)",
+      [](OpPassManager &pm) {
+        pm.addPass(createBlurPool());
+        pm.addPass(createChannelsLast());
+        StochasticDepthOptions stochasticDepth;
+        stochasticDepth.stochasticMethod = "sample";
+        stochasticDepth.dropRate = 0.1;
+        stochasticDepth.dropDistribution = "linear";
+        pm.addPass(createStochasticDepth(stochasticDepth));
+        pm.addPass(createMixedPrecision());
+      });
 }

@@ -376,6 +376,23 @@ LogicalResult GhostBatchNormOp::verify() {
   return success();
 }
 
+static LogicalResult verifyDropRate(Operation *op, double rate) {
+  if (!(rate >= 0.0 && rate <= 1.0))
+    return op->emitOpError("drop_rate must be in [0, 1], got ") << rate;
+  return success();
+}
+
+LogicalResult StochasticDepthOp::verify() {
+  if (getMethod() != "block" && getMethod() != "sample")
+    return emitOpError("method must be 'block' or 'sample', got '")
+           << getMethod() << "'";
+  return verifyDropRate(*this, getDropRate().convertToDouble());
+}
+
+LogicalResult StochasticDepthKeepOp::verify() {
+  return verifyDropRate(*this, getDropRate().convertToDouble());
+}
+
 // Ops with an in-place variant write their first operand when `inplace`;
 // dropout also advances the global RNG.
 template <typename OpT>

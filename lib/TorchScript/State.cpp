@@ -9,6 +9,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MathExtras.h"
@@ -21,6 +22,15 @@ using namespace composer;
 namespace jit = torch::jit;
 
 namespace {
+
+/// A weight W reshaped to (out, fan_in) as U S V^T, in float64, each
+/// singular vector pair's sign fixed so that the largest entry of U's column
+/// is positive (LAPACK's signs are arbitrary; fixed, a reference computing
+/// the same SVD gets the same factors).
+struct Svd {
+  at::Tensor u, s, vh;
+};
+using SvdCache = llvm::StringMap<Svd>;
 
 class StateSync {
 public:
@@ -37,6 +47,8 @@ private:
   jit::Module &model;
   /// Modules on paths already given their own type, by path.
   llvm::StringMap<jit::Module> owned;
+  /// SVDs of the weights factors are initialized from, by state_dict key.
+  SvdCache svds;
   /// Bytes of the new parameters and buffers so far.
   uint64_t newStateBytes = 0;
 };
@@ -157,27 +169,126 @@ at::Tensor inMemoryFormat(const at::Tensor &tensor, bool channelsLast) {
   return converted;
 }
 
+/// The fan-in of nn.Linear's initialization named `kind` for `shape`:
+/// "linear_default" for a 2-D weight (its size(1)), "linear_default:N" for
+/// any shape (a bias, whose layer's fan-in its shape does not tell); nullopt
+/// for any other kind.
+std::optional<int64_t> getLinearInitFanIn(StringRef kind,
+                                          ArrayRef<int64_t> shape) {
+  if (!kind.consume_front("linear_default"))
+    return std::nullopt;
+  if (kind.empty())
+    return shape.size() == 2 ? std::optional<int64_t>(shape[1]) : std::nullopt;
+  int64_t fanIn;
+  if (!kind.consume_front(":") || kind.getAsInteger(10, fanIn) || fanIn <= 0)
+    return std::nullopt;
+  return fanIn;
+}
+
+/// The tensor at state_dict `key` in `model`, if there is one.
+std::optional<at::Tensor> lookupModelTensor(jit::Module &model, StringRef key) {
+  auto [modulePath, name] = splitAttrPath(key);
+  jit::Module owner = model;
+  SmallVector<StringRef> parts;
+  if (!modulePath.empty())
+    modulePath.split(parts, '.');
+  for (StringRef part : parts) {
+    if (!owner.hasattr(part.str()) || !owner.attr(part.str()).isModule())
+      return std::nullopt;
+    owner = owner.attr(part.str()).toModule();
+  }
+  if (!owner.hasattr(name.str()) || !owner.attr(name.str()).isTensor())
+    return std::nullopt;
+  return owner.attr(name.str()).toTensor();
+}
+
+/// "svd_first:<source>" / "svd_second:<source>": a factor of the best
+/// rank-r approximation of the model's tensor `source`, W (out, fan_in) =
+/// U S V^T: sqrt(S_r) V_r^T shaped (r, W's other dims) or U_r sqrt(S_r)
+/// shaped (out, r, 1...), r read from the declared shape. The pair computes
+/// W exactly at r = min(out, fan_in).
+FailureOr<at::Tensor>
+materializeSvdFactor(StringRef key, bool first, StringRef source,
+                     TorchTensorType declared, c10::ScalarType dtype,
+                     jit::Module &model, SvdCache &svds, Location loc) {
+  std::optional<at::Tensor> weight = lookupModelTensor(model, source);
+  if (!weight || !weight->is_floating_point() || weight->dim() < 2 ||
+      weight->numel() == 0)
+    return emitError(loc, "'")
+           << key << "': SVD source '" << source
+           << "' is not a non-empty floating-point tensor of 2 or more "
+              "dimensions in the model";
+  int64_t out = weight->size(0);
+  int64_t fanIn = weight->numel() / out;
+  ArrayRef<int64_t> shape = declared.getSizes();
+  int64_t rank = shape.size() >= 2 ? shape[first ? 0 : 1] : 0;
+  std::vector<int64_t> expected(weight->dim(), 1);
+  if (first)
+    expected = weight->sizes().vec();
+  else
+    expected[0] = out;
+  expected[first ? 0 : 1] = rank;
+  if (shape != ArrayRef<int64_t>(expected) || rank < 1 ||
+      rank > std::min(out, fanIn))
+    return emitError(loc, "'")
+           << key << "' " << declared << " is not a rank-r "
+           << (first ? "first" : "second") << " factor of '" << source << "' ("
+           << ArrayRef<int64_t>(weight->sizes().vec())
+           << "), 1 <= r <= " << std::min(out, fanIn);
+  auto it = svds.find(source);
+  if (it == svds.end()) {
+    // On one thread: LAPACK's SVD makes many small BLAS calls, each an
+    // OpenMP region whose barrier spins when cores are busy (16x slower on
+    // 2 loaded cores for a 512x4608 weight).
+    struct OneThread {
+      int saved = at::get_num_threads();
+      OneThread() { at::set_num_threads(1); }
+      ~OneThread() { at::set_num_threads(saved); }
+    } oneThread;
+    auto [u, s, vh] =
+        at::linalg_svd(weight->detach().reshape({out, fanIn}).to(at::kDouble),
+                       /*full_matrices=*/false);
+    at::Tensor largest = u.gather(0, u.abs().argmax(0).unsqueeze(0));
+    at::Tensor signs = at::where(largest < 0, -1.0, 1.0);
+    it = svds.try_emplace(source, Svd{u * signs, s, vh * signs.t()}).first;
+  }
+  const Svd &svd = it->second;
+  at::Tensor root = svd.s.slice(0, 0, rank).sqrt();
+  at::Tensor factor = first ? root.unsqueeze(1) * svd.vh.slice(0, 0, rank)
+                            : svd.u.slice(1, 0, rank) * root.unsqueeze(0);
+  return factor.reshape(shape.vec()).to(dtype).contiguous();
+}
+
 /// The tensor a new parameter or buffer starts as: a dense initializer
 /// broadcast to the declared shape (a 1x1x3x3 blur filter for a Cx1x3x3
-/// buffer, say), or "linear_default", PyTorch's nn.Linear initialization
-/// (uniform in +-1/sqrt(fan_in)) drawn from a generator seeded by the name,
-/// so that exports are reproducible.
+/// buffer, say), or "linear_default[:fan_in]", PyTorch's nn.Linear
+/// initialization (uniform in +-1/sqrt(fan_in), weight and bias alike)
+/// drawn from a generator seeded by the name, so that exports are
+/// reproducible; or "svd_first:<key>" / "svd_second:<key>", a factor of
+/// the SVD of `model`'s tensor <key> (materializeSvdFactor).
 FailureOr<at::Tensor> materializeInitializer(StringRef key,
                                              Attribute initializer,
                                              TorchTensorType declared,
+                                             jit::Module &model, SvdCache &svds,
                                              Location loc) {
   std::vector<int64_t> shape = declared.getSizes().vec();
   std::optional<c10::ScalarType> dtype = exportDtype(declared.getDtype());
   if (!dtype)
     return emitError(loc, "'") << key << "' has no tensor dtype";
   if (auto kind = dyn_cast_or_null<StringAttr>(initializer)) {
-    if (kind.getValue() != "linear_default" || shape.size() != 2)
+    auto [svdKind, source] = kind.getValue().split(':');
+    if ((svdKind == "svd_first" || svdKind == "svd_second") && !source.empty())
+      return materializeSvdFactor(key, svdKind == "svd_first", source, declared,
+                                  *dtype, model, svds, loc);
+    std::optional<int64_t> fanIn = getLinearInitFanIn(kind.getValue(), shape);
+    if (!fanIn)
       return emitError(loc, "'")
              << key << "': unknown initializer " << kind
-             << " (expected \"linear_default\" for a 2-D weight)";
+             << " (expected \"linear_default\" for a 2-D weight or "
+                "\"linear_default:<fan_in>\")";
     at::Generator generator =
         at::make_generator<at::CPUGeneratorImpl>(llvm::xxh3_64bits(key));
-    double bound = 1.0 / std::sqrt(static_cast<double>(shape[1]));
+    double bound = 1.0 / std::sqrt(static_cast<double>(*fanIn));
     return at::empty(shape, at::TensorOptions().dtype(*dtype))
         .uniform_(-bound, bound, generator);
   }
@@ -233,7 +344,7 @@ LogicalResult StateSync::declare(Operation *decl, StringRef key,
                                       newStateBytes, loc)))
     return failure();
   FailureOr<at::Tensor> initial = materializeInitializer(
-      key, initializer, cast<TorchTensorType>(type), loc);
+      key, initializer, cast<TorchTensorType>(type), model, svds, loc);
   if (failed(initial))
     return failure();
   at::Tensor value = inMemoryFormat(*initial, channelsLast);

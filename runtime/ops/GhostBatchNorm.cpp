@@ -1,6 +1,7 @@
 //===- GhostBatchNorm.cpp - composer::ghost_batch_norm --------------------===//
 //
-// Batch norm over chunks of ghost_batch_size samples, with its cast-aware
+// Batch norm over Composer's ghost batches (torch.chunk of the batch into
+// ceil(B / ghost_batch_size) pieces), with its cast-aware
 // form (computed and returned in `dtype`). Backend kernels on the device's
 // chunk primitives (Kernels.h), autograd, schemas and the C++ entry point.
 //
@@ -52,9 +53,20 @@ at::Tensor perChannel(const OptionalTensor &t, int64_t channels, double fill,
   return t->to(dtype).reshape({channels});
 }
 
-/// (output, mean, invstd): mean and invstd are (K, C), one row per chunk of
-/// ghost_batch_size samples; a single row of running statistics when the op
-/// normalizes with them.
+/// Composer's ghost batches: n samples in ceil(n / ghost_batch_size) chunks
+/// as torch.chunk cuts them, ceil(n / chunks) samples each and the last
+/// fewer (80 in ghost batches of 32: 27, 27, 26).
+int64_t getNumGhostBatches(int64_t n, int64_t ghostBatchSize) {
+  return (n + ghostBatchSize - 1) / ghostBatchSize;
+}
+int64_t getGhostChunkSize(int64_t n, int64_t ghostBatchSize) {
+  int64_t batches = getNumGhostBatches(n, ghostBatchSize);
+  return batches == 0 ? n : (n + batches - 1) / batches;
+}
+
+/// (output, mean, invstd): mean and invstd are (K, C), one row per ghost
+/// batch; a single row of running statistics when the op normalizes with
+/// them.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> ghostBatchNormForward(
     const at::Tensor &input, const OptionalTensor &weight,
     const OptionalTensor &bias, const OptionalTensor &runningMean,
@@ -82,8 +94,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> ghostBatchNormForward(
 
   at::Tensor mean, invstd;
   if (batchStats) {
-    int64_t chunk = training ? ghostBatchSize : n;
-    int64_t chunks = (n + chunk - 1) / chunk;
+    int64_t chunk = training ? getGhostChunkSize(n, ghostBatchSize) : n;
+    int64_t chunks = chunk == 0 ? 0 : (n + chunk - 1) / chunk;
     int64_t smallest = (n - (chunks - 1) * chunk) * perSample;
     TORCH_CHECK(n > 0 && std::min(chunk * perSample, smallest) > 1, op,
                 ": expected more than 1 value per channel in each ghost "
@@ -98,7 +110,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> ghostBatchNormForward(
       at::NoGradGuard noGrad;
       at::Tensor counts = chunkCounts(n, chunk, perSample, chunkVar.options());
       at::Tensor unbiased = chunkVar * counts / (counts - 1);
-      double m = momentum / double(chunks);
+      // momentum / k, k = ceil(n / ghost_batch_size), as Composer.
+      double m = momentum / double(getNumGhostBatches(n, ghostBatchSize));
       for (int64_t i = 0; i < chunks; ++i) {
         runningMean->mul_(1 - m).add_(chunkMean[i].to(runningMean->dtype()), m);
         runningVar->mul_(1 - m).add_(unbiased[i].to(runningVar->dtype()), m);
@@ -115,7 +128,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> ghostBatchNormForward(
       invstd * perChannel(weight, c, 1, acc, x.device(), "weight");
   at::Tensor shift =
       perChannel(bias, c, 0, acc, x.device(), "bias") - mean * scale;
-  int64_t chunk = mean.size(0) == 1 ? n : ghostBatchSize;
+  int64_t chunk = mean.size(0) == 1 ? n : getGhostChunkSize(n, ghostBatchSize);
   at::Tensor out = k.chunkAffine(x, scale, shift, chunk, outType);
   return {out.view(input.sizes()), mean, invstd};
 }
@@ -191,7 +204,9 @@ public:
     ctx->save_for_backward({input, w, mean, invstd});
     ctx->saved_data["batch_stats"] = training || !hasRunning;
     ctx->saved_data["chunk"] =
-        mean.size(0) == 1 ? input.size(0) : ghostBatchSize;
+        mean.size(0) == 1
+            ? input.size(0)
+            : impl::getGhostChunkSize(input.size(0), ghostBatchSize);
     ctx->saved_data["has_bias"] = bias && bias->defined();
     if (bias && bias->defined())
       ctx->saved_data["bias_dtype"] = bias->scalar_type();

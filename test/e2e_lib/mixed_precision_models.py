@@ -10,8 +10,9 @@ out.pt`, then in a fresh process load the result and check that
 - parameters and buffers are unchanged and fp32,
 - the eval output is within 3% of its largest magnitude of both the
   original under torch.autocast(bf16) and the original in fp32,
-- a train-mode forward and backward gives an fp32 gradient to every
-  parameter the original gives one.
+- three train-mode forward and backward passes (TorchScript's autodiff
+  takes over from the second) give an fp32 gradient to every parameter the
+  original gives one.
 
 Run as:
   mixed_precision_models.py --composer-opt BIN --workdir DIR [MODEL ...]
@@ -97,13 +98,18 @@ def tensors(output):
     return flatten(output)
 
 
-def train_grads(model, example):
-    """Parameter name -> gradient after one train-mode forward/backward."""
+def train_grads(model, example, steps=3):
+    """Parameter name -> gradient after the last of `steps` train-mode
+    forward/backward passes: from the second, TorchScript differentiates the
+    graph itself (autodiff), which casts no gradient as eager autograd does."""
     import torch
     model.train()
-    torch.manual_seed(0)
-    loss = sum(t.float().square().mean() for t in tensors(model(example)))
-    loss.backward()
+    for _ in range(steps):
+        for p in model.parameters():
+            p.grad = None
+        torch.manual_seed(0)
+        loss = sum(t.float().square().mean() for t in tensors(model(example)))
+        loss.backward()
     return {n: p.grad for n, p in model.named_parameters()}
 
 

@@ -1,6 +1,7 @@
 """The speedup methods written directly in PyTorch, by module surgery on an
 eager model, as METHODS.md states them: the references the passes' output
 is compared with."""
+import math
 import types
 
 import torch
@@ -66,8 +67,10 @@ def _ghost_forward(ghost_batch_size):
             return F.batch_norm(x, self.running_mean, self.running_var,
                                 self.weight, self.bias, False, self.momentum,
                                 self.eps)
-        chunks = x.split(ghost_batch_size, 0)
-        momentum = self.momentum / len(chunks)
+        # Composer's ghost batches: torch.chunk into ceil(B / G) pieces.
+        num_chunks = math.ceil(x.shape[0] / ghost_batch_size)
+        chunks = x.chunk(num_chunks, 0)
+        momentum = self.momentum / num_chunks
         return torch.cat([
             F.batch_norm(chunk, self.running_mean, self.running_var,
                          self.weight, self.bias, True, momentum, self.eps)
@@ -76,9 +79,9 @@ def _ghost_forward(ghost_batch_size):
 
 
 def ghost_batchnorm(model, ghost_batch_size=32):
-    """Every BatchNorm normalizes training batches in chunks of
-    ghost_batch_size, running statistics updated per chunk with momentum /
-    chunks; eval is plain BN."""
+    """Every BatchNorm normalizes training batches in ceil(B /
+    ghost_batch_size) chunks (torch.chunk, as Composer), running statistics
+    updated per chunk with momentum / that number; eval is plain BN."""
     sites = 0
     for module in model.modules():
         if isinstance(module, nn.modules.batchnorm._BatchNorm):
@@ -182,5 +185,259 @@ def squeeze_excite(model, latent_channels=64, min_channels=128,
     return sites
 
 
+def _standardized(weight):
+    """Composer's _standardize_weights: biased variance and mean over every
+    dimension but the output channels."""
+    var, mean = torch.var_mean(weight, dim=list(range(1, weight.dim())),
+                               keepdim=True, unbiased=False)
+    return (weight - mean) / torch.sqrt(var + 1e-10)
+
+
+def _standardized_conv_forward(self, x):
+    return self._conv_forward(x, _standardized(self.weight), self.bias)
+
+
+def weight_standardization(model, n_last_layers_ignore=0, example=None):
+    """Every Conv1d/2d/3d convolves with its weight standardized per output
+    channel, recomputed each forward, except the last n_last_layers_ignore
+    convolutions in the order the forward first calls them (Composer's
+    order, from its symbolic trace). A forward override rather than
+    Composer's parametrization, which would rename the weights in the
+    state_dict."""
+    convs = {name for name, module in model.named_modules()
+             if isinstance(module, (nn.Conv1d, nn.Conv2d, nn.Conv3d))}
+    order = [name for name in layers_in_order(model, example) if name in convs]
+    standardized = order[:max(len(order) - n_last_layers_ignore, 0)]
+    for name in standardized:
+        conv = model.get_submodule(name)
+        conv.forward = types.MethodType(_standardized_conv_forward, conv)
+    return len(standardized)
+
+
+def _svd_factors(weight, rank):
+    """The best rank-r pair for weight W (out, fan_in) = U S V^T, computed in
+    float64: sqrt(S_r) V_r^T shaped (r, W's other dims) and U_r sqrt(S_r)
+    shaped (out, r, 1...), each singular pair's sign fixed so the largest
+    entry of U's column is positive, as composer-opt's exporter does."""
+    out = weight.shape[0]
+    # One thread, as the exporter: the SVD's OpenMP barriers spin on busy
+    # cores.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        u, s, vh = torch.linalg.svd(weight.detach().reshape(out, -1).double(),
+                                    full_matrices=False)
+    finally:
+        torch.set_num_threads(threads)
+    largest = u.gather(0, u.abs().argmax(0, keepdim=True))
+    signs = 1 - 2 * (largest < 0).double()
+    u, vh = u * signs, vh * signs.t()
+    root = s[:rank].sqrt()
+    first = (root[:, None] * vh[:rank]).reshape(rank, *weight.shape[1:])
+    second = (u[:, :rank] * root).reshape(out, rank, *[1] * (weight.dim() - 2))
+    return first.to(weight.dtype), second.to(weight.dtype)
+
+
+class _Factorized(nn.Module):
+    """Factorize's pair under the names composer-factorize gives: factor0
+    (in -> r, no bias), factor1 (r -> out) with the original bias, both from
+    the SVD of the original weight, which is kept, frozen and unused."""
+
+    def __init__(self, layer, rank, first, second):
+        super().__init__()
+        self.weight = nn.Parameter(layer.weight.detach().clone(),
+                                   requires_grad=False)
+        self.bias = layer.bias
+        self.factor0, self.factor1 = first, second
+        with torch.no_grad():
+            pair = _svd_factors(layer.weight, rank)
+            self.factor0.weight.copy_(pair[0])
+            self.factor1.weight.copy_(pair[1])
+
+    def forward(self, x):
+        if isinstance(self.factor1, nn.Conv2d):
+            return F.conv2d(self.factor0(x), self.factor1.weight, self.bias)
+        return F.linear(self.factor0(x), self.factor1.weight, self.bias)
+
+
+def factorize(model, factorize_convs=1, factorize_linears=1, min_channels=256,
+              latent_channels=0.25, min_features=256, latent_features=128,
+              force=0):
+    """Composer's Factorize: Conv2d (groups 1) and Linear layers with
+    min(in, out) >= min_* become a rank-r pair where it cuts MACs (or
+    always, with force); r as Composer's latent size (an integer if >= 1,
+    else a fraction of min(in, out), at least 1), capped at the weight's
+    rank min(out, fan_in). Initialized from the SVD of the weight."""
+    def rank_for(latent, minimum, in_size, out_size, fan_in):
+        if min(in_size, out_size) < minimum:
+            return None
+        rank = (int(latent) if latent >= 1
+                else max(1, int(latent * min(in_size, out_size))))
+        rank = min(rank, out_size, fan_in)
+        if not force and rank * (fan_in + out_size) >= fan_in * out_size:
+            return None
+        return rank
+
+    sites = 0
+    for module in list(model.modules()):
+        for name, child in list(module.named_children()):
+            if (factorize_convs and isinstance(child, nn.Conv2d)
+                    and child.groups == 1):
+                fan_in = child.weight[0].numel()
+                rank = rank_for(latent_channels, min_channels, child.in_channels,
+                                child.out_channels, fan_in)
+                if rank is None:
+                    continue
+                pair = _Factorized(
+                    child, rank,
+                    nn.Conv2d(child.in_channels, rank, child.kernel_size,
+                              child.stride, child.padding, child.dilation,
+                              bias=False),
+                    nn.Conv2d(rank, child.out_channels, 1, bias=False))
+            elif factorize_linears and isinstance(child, nn.Linear):
+                rank = rank_for(latent_features, min_features, child.in_features,
+                                child.out_features, child.in_features)
+                if rank is None:
+                    continue
+                pair = _Factorized(
+                    child, rank, nn.Linear(child.in_features, rank, bias=False),
+                    nn.Linear(rank, child.out_features, bias=False))
+            else:
+                continue
+            setattr(module, name, pair)
+            sites += 1
+    return sites
+
+
+_GLU_ACTIVATIONS = (nn.ReLU, nn.GELU, nn.SiLU, nn.Sigmoid, nn.Tanh,
+                    nn.Hardswish, nn.Mish, nn.ELU, nn.SELU, nn.CELU,
+                    nn.LeakyReLU, nn.Softplus, nn.ReLU6, nn.Hardtanh,
+                    nn.Hardsigmoid)
+
+
+class _GatedLinear(nn.Module):
+    """Composer's gated unit in place of a feed-forward's first linear W1,
+    under the names composer-glu gives: act(gated_layer(x)) *
+    non_gated_layer(x); W1's parameters kept, frozen and unused."""
+
+    def __init__(self, linear, act, gated_layer_bias, non_gated_layer_bias):
+        super().__init__()
+        self.weight = linear.weight.requires_grad_(False)
+        self.bias = (linear.bias.requires_grad_(False)
+                     if linear.bias is not None else None)
+        self.gated_layer = nn.Linear(linear.in_features, linear.out_features,
+                                     bias=bool(gated_layer_bias))
+        self.non_gated_layer = nn.Linear(linear.in_features,
+                                         linear.out_features,
+                                         bias=bool(non_gated_layer_bias))
+        self.act = act
+
+    def forward(self, x):
+        return self.act(self.gated_layer(x)) * self.non_gated_layer(x)
+
+
+def glu(model, gated_layer_bias=0, non_gated_layer_bias=0,
+        candidate_state=None):
+    """Gated linear units (Composer's BERTGatedFFOutput) in each
+    feed-forward nn.Sequential(..., Linear W1, activation, [Dropout], Linear
+    W2, ...): W1 becomes a _GatedLinear, the activation an Identity (the
+    dropout stays between the gated product and W2, which is unchanged); a
+    linear that is already a unit's W2 is not also a W1. The new parameters
+    are taken from candidate_state, after checking they are nn.Linear's
+    initialization (uniform in +-1/sqrt(in_features))."""
+    sites = 0
+    names = {module: name for name, module in model.named_modules()}
+    for sequential in [m for m in model.modules()
+                       if isinstance(m, nn.Sequential)]:
+        children = list(sequential.named_children())
+        last_w2 = None
+        for i, (name, w1) in enumerate(children):
+            if not isinstance(w1, nn.Linear) or w1 is last_w2:
+                continue
+            rest = [module for _, module in children[i + 1:i + 4]]
+            if not rest or not isinstance(rest[0], _GLU_ACTIVATIONS):
+                continue
+            if len(rest) > 1 and isinstance(rest[1], nn.Dropout):
+                rest = rest[:1] + rest[2:]
+            if len(rest) < 2 or not isinstance(rest[1], nn.Linear):
+                continue
+            last_w2 = rest[1]
+            unit = _GatedLinear(w1, children[i + 1][1], gated_layer_bias,
+                                non_gated_layer_bias)
+            if candidate_state is not None:
+                prefix = names[w1] + "."
+                with torch.no_grad():
+                    for key, value in unit.named_parameters():
+                        if not key.startswith(("gated_layer.",
+                                               "non_gated_layer.")):
+                            continue
+                        new = candidate_state[prefix + key]
+                        bound = 1 / w1.in_features ** 0.5
+                        if not (new.abs().max() <= bound
+                                and new.std() > 0.4 * bound):
+                            raise ValueError(
+                                f"{prefix + key} is not nn.Linear's "
+                                "initialization")
+                        value.copy_(new)
+            setattr(sequential, name, unit)
+            setattr(sequential, children[i + 1][0], nn.Identity())
+            sites += 1
+    return sites
+
+
 METHODS = {"blurpool": blurpool, "squeeze_excite": squeeze_excite, "ghost_batchnorm": ghost_batchnorm,
-           "freeze_layers": freeze_layers, "channels_last": channels_last}
+           "freeze_layers": freeze_layers, "channels_last": channels_last,
+           "weight_standardization": weight_standardization,
+           "factorize": factorize,
+           "glu": glu}
+
+
+def _stochastic_depth_forward(self, x):
+    """torchvision's BasicBlock/Bottleneck under stochastic depth, as
+    composer-stochastic-depth makes it: block mode draws torch.rand(()) and
+    a dropped block returns relu(shortcut) without computing its branch;
+    sample mode (DropPath) masks samples of the branch by rand([B, 1, ...]).
+    Eval is the expectation. Drops are counted in self.sd_drops."""
+    rate = self.sd_rate
+    identity = x if self.downsample is None else self.downsample(x)
+    if self.sd_method == "block" and self.training:
+        if bool(torch.rand(()) < rate):
+            self.sd_drops += 1
+            return F.relu(identity)
+    out = self.relu(self.bn1(self.conv1(x)))
+    out = self.bn2(self.conv2(out))
+    if hasattr(self, "conv3"):
+        out = self.bn3(self.conv3(self.relu(out)))
+    if self.sd_method == "block" and not self.training:
+        out = out * (1.0 - rate)
+    if self.sd_method == "sample" and self.training:
+        keep = 1.0 - rate
+        shape = (out.shape[0],) + (1,) * (out.dim() - 1)
+        mask = (torch.rand(shape, dtype=out.dtype, device=out.device)
+                < keep).type_as(out)
+        self.sd_drops += int((mask == 0).sum())
+        out = out * (mask / max(keep, 1e-12))
+    return self.relu(out + identity)
+
+
+def stochastic_depth(model, drop_rate=0.2, stochastic_method="block",
+                     uniform=0):
+    """Stochastic depth on torchvision ResNet blocks (BasicBlock,
+    Bottleneck), block i of N in forward order at rate (i+1)/N * drop_rate,
+    or drop_rate if `uniform`. Returns the number of blocks."""
+    from torchvision.models.resnet import BasicBlock, Bottleneck
+    blocks = [m for m in model.modules()
+              if isinstance(m, (BasicBlock, Bottleneck))]
+    for index, block in enumerate(blocks):
+        block.sd_rate = (drop_rate if uniform
+                         else drop_rate * (index + 1) / len(blocks))
+        block.sd_method = stochastic_method
+        block.sd_drops = 0
+        block.forward = types.MethodType(_stochastic_depth_forward, block)
+    return len(blocks)
+
+
+METHODS["stochastic_depth"] = stochastic_depth
+METHODS["stochastic_depth_sample"] = (
+    lambda model, **options: stochastic_depth(
+        model, stochastic_method="sample", **options))

@@ -30,14 +30,20 @@ module {
 // REPORT: remark: composer-ghost-batchnorm: 1 batch norms made ghost, 0 skipped
 // BAD: error: composer-ghost-batchnorm: ghost-batch-size must be >= 1, got 0
 
-// Lowered: training splits into chunks of 4 with momentum / chunks; eval is
-// one batch_norm.
+// Lowered: training cuts the batch into ceil(B / 4) chunks (torch.chunk)
+// with momentum / that number; eval is one batch_norm.
 // LOWERED-LABEL: func.func @forward
 // LOWERED-SAME: (%[[X:.*]]: !composer.tensor, %[[T:.*]]: !composer.bool)
 // LOWERED: %[[Y:.*]] = composer.if %[[T]] -> (!composer.tensor) {
-// LOWERED: %[[CHUNKS:.*]] = composer.op "aten::split"(%[[X]], %{{.*}}, %{{.*}})
+// LOWERED: %[[ZERO:.*]] = composer.constant(0) : !composer.int
+// LOWERED: %[[B:.*]] = composer.op "aten::size"(%[[X]], %[[ZERO]])
+// LOWERED: %[[THREE:.*]] = composer.constant(3) : !composer.int
+// LOWERED: %[[B3:.*]] = composer.op "aten::add"(%[[B]], %[[THREE]])
+// LOWERED: %[[FOUR:.*]] = composer.constant(4) : !composer.int
+// LOWERED: %[[K:.*]] = composer.op "aten::floordiv"(%[[B3]], %[[FOUR]])
+// LOWERED: %[[CHUNKS:.*]] = composer.op "aten::chunk"(%[[X]], %[[K]], %{{.*}})
 // LOWERED: %[[N:.*]] = composer.op "aten::len"(%[[CHUNKS]])
-// LOWERED: %[[MN:.*]] = composer.op "aten::div"(%{{.*}}, %[[N]])
+// LOWERED: %[[MN:.*]] = composer.op "aten::div"(%{{.*}}, %[[K]])
 // LOWERED: %[[OUT:.*]] = composer.op "prim::ListConstruct"()
 // LOWERED: composer.loop %[[N]], %{{.*}} {
 // LOWERED: %[[C:.*]] = composer.op "aten::__getitem__"(%[[CHUNKS]], %{{.*}})

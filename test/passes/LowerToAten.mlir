@@ -41,3 +41,108 @@ module {
 // CHECK-LABEL: func.func @plain
 // REPORT-NOT: composer-lower-to-aten
 
+
+// -----
+
+// standardize_weight: Composer's var_mean over every dimension but the
+// first, (W - mean) / sqrt(var + eps); where the weight's rank is unknown,
+// the same on W.flatten(1), reshaped back like W.
+module {
+  func.func @standardize_weight(%w: !composer.tensor<8x4x3x3xf32>, %u: !composer.tensor) -> (!composer.tensor<8x4x3x3xf32>, !composer.tensor) {
+    %0 = composer.standardize_weight %w {eps = 1.000000e-10 : f64} : (!composer.tensor<8x4x3x3xf32>) -> !composer.tensor<8x4x3x3xf32>
+    %1 = composer.standardize_weight %u {eps = 1.000000e-05 : f64} : (!composer.tensor) -> !composer.tensor
+    return %0, %1 : !composer.tensor<8x4x3x3xf32>, !composer.tensor
+  }
+}
+// CHECK-LABEL: func.func @standardize_weight
+// CHECK-SAME: (%[[W:.*]]: !composer.tensor<8x4x3x3xf32>, %[[U:.*]]: !composer.tensor)
+// CHECK: %[[DIMS:.*]] = composer.constant([1, 2, 3]) : !composer.list<!composer.int>
+// CHECK: %[[VM:.*]]:2 = composer.op "aten::var_mean"(%[[W]], %[[DIMS]], %{{.*}}, %{{.*}})
+// CHECK: %[[C:.*]] = composer.op "aten::sub"(%[[W]], %[[VM]]#1, %{{.*}})
+// CHECK: %[[EPS:.*]] = composer.constant(1.000000e-10) : !composer.float
+// CHECK: %[[V:.*]] = composer.op "aten::add"(%[[VM]]#0, %[[EPS]], %{{.*}})
+// CHECK: %[[STD:.*]] = composer.op "aten::sqrt"(%[[V]])
+// CHECK: %[[S:.*]] = composer.op "aten::div"(%[[C]], %[[STD]]) : (!composer.tensor, !composer.tensor) -> !composer.tensor<8x4x3x3xf32>
+// CHECK: %[[F:.*]] = composer.flatten %[[U]] {end_dim = -1 : i64, start_dim = 1 : i64}
+// CHECK: %[[FDIMS:.*]] = composer.constant([1]) : !composer.list<!composer.int>
+// CHECK: %[[FVM:.*]]:2 = composer.op "aten::var_mean"(%[[F]], %[[FDIMS]], %{{.*}}, %{{.*}})
+// CHECK: %[[FC:.*]] = composer.op "aten::sub"(%[[F]], %[[FVM]]#1, %{{.*}})
+// CHECK: %[[FEPS:.*]] = composer.constant(1.000000e-05) : !composer.float
+// CHECK: %[[FV:.*]] = composer.op "aten::add"(%[[FVM]]#0, %[[FEPS]], %{{.*}})
+// CHECK: %[[FSTD:.*]] = composer.op "aten::sqrt"(%[[FV]])
+// CHECK: %[[FS:.*]] = composer.op "aten::div"(%[[FC]], %[[FSTD]])
+// CHECK: %[[R:.*]] = composer.op "aten::reshape_as"(%[[FS]], %[[U]])
+// CHECK: return %[[S]], %[[R]]
+// CHECK-NOT: standardize_weight
+// REPORT: remark: composer-lower-to-aten: 2 method ops lowered to aten
+
+// -----
+
+// stochastic_depth, sample: when training, the branch times a per-sample
+// mask rand([B, 1, ...]) < keep, over keep (keep = 1 - rate, or 1 - rate *
+// scale, clamped away from 0); otherwise the branch. block: the branch
+// when training, else its expectation. stochastic_depth_keep: when
+// training, bool(rand(()) >= rate), else true.
+module {
+  func.func @stochastic_depth(%f: !composer.tensor, %t: !composer.bool, %s: !composer.tensor<f32>) -> (!composer.tensor, !composer.tensor, !composer.tensor, !composer.bool, !composer.bool) {
+    %0 = composer.stochastic_depth %f, %t {drop_rate = 2.500000e-01 : f64, method = "sample"} : (!composer.tensor, !composer.bool) -> !composer.tensor
+    %1 = composer.stochastic_depth %f, %t {drop_rate = 2.500000e-01 : f64, method = "block"} : (!composer.tensor, !composer.bool) -> !composer.tensor
+    %2 = composer.stochastic_depth %f, %t scale %s {drop_rate = 2.500000e-01 : f64, method = "sample"} : (!composer.tensor, !composer.bool, !composer.tensor<f32>) -> !composer.tensor
+    %3 = composer.stochastic_depth_keep %t {drop_rate = 2.500000e-01 : f64} : (!composer.bool) -> !composer.bool
+    %4 = composer.stochastic_depth_keep %t scale %s {drop_rate = 2.500000e-01 : f64} : (!composer.bool, !composer.tensor<f32>) -> !composer.bool
+    return %0, %1, %2, %3, %4 : !composer.tensor, !composer.tensor, !composer.tensor, !composer.bool, !composer.bool
+  }
+}
+// CHECK-LABEL: func.func @stochastic_depth
+// CHECK-SAME: (%[[F:.*]]: !composer.tensor, %[[T:.*]]: !composer.bool, %[[S:.*]]: !composer.tensor<f32>)
+// CHECK: %[[SAMPLE:.*]] = composer.if %[[T]] -> (!composer.tensor) {
+// CHECK: %[[B:.*]] = composer.op "aten::size"(%[[F]], %{{.*}}) : (!composer.tensor, !composer.int) -> !composer.int
+// CHECK: %[[RANK:.*]] = composer.op "aten::dim"(%[[F]])
+// CHECK: %[[N:.*]] = composer.op "aten::sub"(%[[RANK]], %{{.*}})
+// CHECK: %[[ONE:.*]] = composer.op "prim::ListConstruct"(%{{.*}}) : (!composer.int) -> !composer.list<!composer.int>
+// CHECK: %[[ONES:.*]] = composer.op "aten::mul"(%[[ONE]], %[[N]])
+// CHECK: %[[HEAD:.*]] = composer.op "prim::ListConstruct"(%[[B]])
+// CHECK: %[[SHAPE:.*]] = composer.op "aten::add"(%[[HEAD]], %[[ONES]])
+// CHECK: %[[DT:.*]] = composer.op "prim::dtype"(%[[F]])
+// CHECK: %[[DEV:.*]] = composer.op "prim::device"(%[[F]])
+// CHECK: %[[U:.*]] = composer.op "aten::rand"(%[[SHAPE]], %[[DT]], %{{.*}}, %[[DEV]], %{{.*}})
+// CHECK: %[[KEEP:.*]] = composer.constant(7.500000e-01) : !composer.float
+// CHECK: %[[LT:.*]] = composer.op "aten::lt"(%[[U]], %[[KEEP]])
+// CHECK: %[[MASK:.*]] = composer.op "aten::type_as"(%[[LT]], %[[F]])
+// CHECK: %[[DIV:.*]] = composer.constant(7.500000e-01) : !composer.float
+// CHECK: %[[SCALED:.*]] = composer.op "aten::div"(%[[MASK]], %[[DIV]])
+// CHECK: %[[DROPPED:.*]] = composer.op "aten::mul"(%[[F]], %[[SCALED]])
+// CHECK: composer.yield %[[DROPPED]]
+// CHECK: } else {
+// CHECK-NEXT: composer.yield %[[F]]
+// CHECK: %[[BLOCK:.*]] = composer.if %[[T]] -> (!composer.tensor) {
+// CHECK-NEXT: composer.yield %[[F]]
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[E:.*]] = composer.constant(7.500000e-01) : !composer.float
+// CHECK-NEXT: %[[EXP:.*]] = composer.op "aten::mul"(%[[F]], %[[E]])
+// CHECK-NEXT: composer.yield %[[EXP]]
+// CHECK: %[[WARM:.*]] = composer.if %[[T]] -> (!composer.tensor) {
+// CHECK: %[[WU:.*]] = composer.op "aten::rand"
+// CHECK: %[[RATE:.*]] = composer.op "aten::mul"(%[[S]], %{{.*}}) : (!composer.tensor<f32>, !composer.float) -> !composer.tensor
+// CHECK: %[[WKEEP:.*]] = composer.op "aten::rsub"(%[[RATE]], %{{.*}}, %{{.*}})
+// CHECK: %[[WLT:.*]] = composer.op "aten::lt"(%[[WU]], %[[WKEEP]])
+// CHECK: %[[WMASK:.*]] = composer.op "aten::type_as"(%[[WLT]], %[[F]])
+// CHECK: %[[WDIV:.*]] = composer.op "aten::clamp_min"(%[[WKEEP]], %{{.*}})
+// CHECK: composer.op "aten::div"(%[[WMASK]], %[[WDIV]])
+// CHECK: %[[K:.*]] = composer.if %[[T]] -> (!composer.bool) {
+// CHECK: %[[EMPTY:.*]] = composer.constant([]) : !composer.list<!composer.int>
+// CHECK: %[[KU:.*]] = composer.op "aten::rand"(%[[EMPTY]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!composer.list<!composer.int>, !composer.none, !composer.none, !composer.none, !composer.none) -> !composer.tensor
+// CHECK: %[[P:.*]] = composer.constant(2.500000e-01) : !composer.float
+// CHECK: %[[GE:.*]] = composer.op "aten::ge"(%[[KU]], %[[P]])
+// CHECK: %[[KB:.*]] = composer.op "aten::Bool"(%[[GE]]) : (!composer.tensor) -> !composer.bool
+// CHECK: composer.yield %[[KB]] : !composer.bool
+// CHECK: } else {
+// CHECK-NEXT: %[[TRUE:.*]] = composer.constant(true) : !composer.bool
+// CHECK-NEXT: composer.yield %[[TRUE]]
+// CHECK: %[[WK:.*]] = composer.if %[[T]] -> (!composer.bool) {
+// CHECK: %[[WKU:.*]] = composer.op "aten::rand"
+// CHECK: %[[WP:.*]] = composer.op "aten::mul"(%[[S]], %{{.*}})
+// CHECK: composer.op "aten::ge"(%[[WKU]], %[[WP]]) : (!composer.tensor, !composer.tensor) -> !composer.tensor
+// CHECK: return %[[SAMPLE]], %[[BLOCK]], %[[WARM]], %[[K]], %[[WK]]
+// CHECK-NOT: stochastic_depth
+// REPORT: remark: composer-lower-to-aten: 5 method ops lowered to aten

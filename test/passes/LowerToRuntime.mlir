@@ -279,3 +279,49 @@ module {
 }
 // CHECK-LABEL: func.func @plain
 // REPORT-NOT: composer-lower-to-runtime
+
+// -----
+
+// standardize_weight has no runtime operator: its aten composition.
+module {
+  func.func @standardize_weight(%w: !composer.tensor<8x4x3x3xf32>) -> !composer.tensor<8x4x3x3xf32> {
+    %0 = composer.standardize_weight %w {eps = 1.000000e-10 : f64} : (!composer.tensor<8x4x3x3xf32>) -> !composer.tensor<8x4x3x3xf32>
+    return %0 : !composer.tensor<8x4x3x3xf32>
+  }
+}
+// CHECK-LABEL: func.func @standardize_weight
+// CHECK-SAME: (%[[W:.*]]: !composer.tensor<8x4x3x3xf32>)
+// CHECK: %[[VM:.*]]:2 = composer.op "aten::var_mean"(%[[W]],
+// CHECK: %[[C:.*]] = composer.op "aten::sub"(%[[W]], %[[VM]]#1,
+// CHECK: %[[V:.*]] = composer.op "aten::add"(%[[VM]]#0,
+// CHECK: %[[STD:.*]] = composer.op "aten::sqrt"(%[[V]])
+// CHECK: %[[S:.*]] = composer.op "aten::div"(%[[C]], %[[STD]])
+// CHECK: return %[[S]]
+// CHECK-NOT: standardize_weight
+// CHECK-NOT: composer::
+// REPORT: remark: composer-lower-to-runtime: 1 method ops lowered to runtime ops (0 max pools fused, 0 input casts absorbed), 0 skipped
+
+// -----
+
+// stochastic_depth and stochastic_depth_keep have no runtime operator:
+// their aten composition.
+module {
+  func.func @stochastic_depth(%f: !composer.tensor, %t: !composer.bool) -> (!composer.tensor, !composer.bool) {
+    %0 = composer.stochastic_depth %f, %t {drop_rate = 2.500000e-01 : f64, method = "block"} : (!composer.tensor, !composer.bool) -> !composer.tensor
+    %1 = composer.stochastic_depth_keep %t {drop_rate = 2.500000e-01 : f64} : (!composer.bool) -> !composer.bool
+    return %0, %1 : !composer.tensor, !composer.bool
+  }
+}
+// CHECK-LABEL: func.func @stochastic_depth
+// CHECK-SAME: (%[[F:.*]]: !composer.tensor, %[[T:.*]]: !composer.bool)
+// CHECK: %[[D:.*]] = composer.if %[[T]] -> (!composer.tensor) {
+// CHECK-NEXT: composer.yield %[[F]]
+// CHECK-NEXT: } else {
+// CHECK: composer.op "aten::mul"(%[[F]],
+// CHECK: %[[K:.*]] = composer.if %[[T]] -> (!composer.bool) {
+// CHECK: composer.op "aten::rand"
+// CHECK: composer.op "aten::Bool"
+// CHECK: return %[[D]], %[[K]]
+// CHECK-NOT: stochastic_depth
+// CHECK-NOT: composer::
+// REPORT: remark: composer-lower-to-runtime: 2 method ops lowered to runtime ops (0 max pools fused, 0 input casts absorbed), 0 skipped

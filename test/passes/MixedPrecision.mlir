@@ -188,3 +188,32 @@ module {
 // CHECK: composer.op "aten::lerp"(%[[X]], %[[Y]],
 
 // REPORT: remark: composer-mixed-precision: 4 ops given their autocast dtype, 1 skipped
+
+// -----
+
+// A bf16 linear's output added to an fp32 residual: the promotion is made
+// explicit (a cast up), so that TorchScript's autodiff, which does not cast
+// gradients back as eager autograd does, gives the linear a bf16 gradient.
+// An add of two values that may both be bf16 keeps their dtype.
+module {
+  composer.parameter @fc.weight : !composer.tensor<8x8xf32>
+  func.func @forward(%x: !composer.tensor) -> (!composer.tensor, !composer.tensor) {
+    %none = composer.constant(none) : !composer.none
+    %w = composer.get_param @fc.weight : !composer.tensor
+    %h = composer.linear %x, %w, %none : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %r = composer.add %x, %h {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %g = composer.linear %h, %w, %none : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %s = composer.add %h, %g {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    return %r, %s : !composer.tensor, !composer.tensor
+  }
+}
+// CHECK-LABEL: func.func @forward
+// CHECK-SAME: (%[[X:[^:]*]]: !composer.tensor)
+// CHECK: %[[H:.*]] = composer.linear
+// CHECK: %[[HF:.*]] = composer.to_dtype %[[H]] {{.*}}dtype = #composer.dtype<f32>
+// CHECK: %[[R:.*]] = composer.add %[[X]], %[[HF]]
+// CHECK: %[[G:.*]] = composer.linear %[[H]],
+// CHECK: %[[S:.*]] = composer.add %[[H]], %[[G]]
+// CHECK: return %[[R]], %[[S]]
+
+// REPORT: remark: composer-mixed-precision: 3 ops given their autocast dtype, 0 skipped

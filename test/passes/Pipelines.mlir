@@ -1,6 +1,7 @@
 // Named pipelines and pipeline files.
 // RUN: composer-opt %s --composer-mild 2>/dev/null | FileCheck %s --check-prefix=MILD
 // RUN: composer-opt %s --composer-medium 2>/dev/null | FileCheck %s --check-prefix=MEDIUM
+// RUN: composer-opt %s --composer-hot 2>&1 >/dev/null | FileCheck %s --check-prefix=HOT
 // RUN: composer-opt %s --pass-pipeline-file=%S/Inputs/team-pipeline.txt 2>/dev/null | FileCheck %s --check-prefix=FILE
 // RUN: not composer-opt %s --pass-pipeline-file=%S/Inputs/bad-pipeline.txt 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not composer-opt %s --pass-pipeline-file=%t.missing 2>&1 | FileCheck %s --check-prefix=MISSING
@@ -31,6 +32,12 @@ module {
 // MEDIUM: composer.blur_pool2d
 // MEDIUM: composer.to_dtype %{{.*}} {copy = false, dtype = #composer.dtype<bf16>
 // MEDIUM: composer.conv2d
+
+// composer-hot is medium with stochastic depth (no residual block here).
+// HOT: remark: composer-blurpool:
+// HOT: remark: composer-channels-last:
+// HOT: warning: composer-stochastic-depth: 0 residual blocks made stochastic
+// HOT: remark: composer-mixed-precision:
 
 // The file's options apply: pools are left alone.
 // FILE-LABEL: func.func @forward

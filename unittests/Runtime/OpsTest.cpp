@@ -139,11 +139,13 @@ at::Tensor ghostReference(const at::Tensor &x, const at::Tensor &weight,
   if (!training)
     return at::batch_norm(x, weight, bias, mean, var, false, momentum, 1e-5,
                           false);
-  std::vector<at::Tensor> chunks = x.split(ghost);
+  // Composer's ghost batches: torch.chunk into ceil(n / ghost) pieces.
+  int64_t numChunks = (x.size(0) + ghost - 1) / ghost;
+  std::vector<at::Tensor> chunks = x.chunk(numChunks);
   std::vector<at::Tensor> normalized;
   for (const at::Tensor &chunk : chunks)
     normalized.push_back(at::batch_norm(chunk, weight, bias, mean, var, true,
-                                        momentum / chunks.size(), 1e-5, false));
+                                        momentum / numChunks, 1e-5, false));
   return at::cat(normalized);
 }
 
@@ -154,9 +156,10 @@ TEST(OpsTest, GhostBatchNormMatchesChunkedBatchNorm) {
         SCOPED_TRACE(describe(dtype, format) +
                      (training ? " training" : " eval"));
         torch::manual_seed(2);
-        // 11 samples in ghost batches of 4: the last chunk is smaller.
+        // 13 samples in ghost batches of 6: Composer's torch.chunk into 3
+        // cuts 5, 5, 3 (not 6, 6, 1).
         auto [x, xRef] =
-            leafPair(torch::randn({11, 6, 5, 4}) * 3 + 1, dtype, format);
+            leafPair(torch::randn({13, 6, 5, 4}) * 3 + 1, dtype, format);
         at::Tensor w0 = torch::rand({6}) + 0.5, b0 = torch::randn({6});
         at::Tensor w = w0.clone().requires_grad_(),
                    b = b0.clone().requires_grad_();
@@ -165,9 +168,9 @@ TEST(OpsTest, GhostBatchNormMatchesChunkedBatchNorm) {
         at::Tensor mean = torch::randn({6}), var = torch::rand({6}) + 0.5;
         at::Tensor meanRef = mean.clone(), varRef = var.clone();
         at::Tensor y =
-            ghostBatchNorm(x, w, b, mean, var, training, 0.1, 1e-5, 4);
+            ghostBatchNorm(x, w, b, mean, var, training, 0.1, 1e-5, 6);
         at::Tensor yRef =
-            ghostReference(xRef, wRef, bRef, meanRef, varRef, training, 0.1, 4);
+            ghostReference(xRef, wRef, bRef, meanRef, varRef, training, 0.1, 6);
         expectClose(y, yRef, dtype, "output");
         EXPECT_TRUE(y.is_contiguous(format));
         expectClose(mean, meanRef, at::kFloat, "running mean");

@@ -44,6 +44,13 @@ template <typename ConcreteType>
 class PreservesLayout
     : public mlir::OpTrait::TraitBase<ConcreteType, PreservesLayout> {};
 
+/// Applied to a parameter read, the result is a per-use view of that
+/// parameter with its shape and dtype (weight standardization): passes
+/// reasoning about the parameter behind a weight look through it.
+/// ODS: Composer_WeightView.
+template <typename ConcreteType>
+class WeightView : public mlir::OpTrait::TraitBase<ConcreteType, WeightView> {};
+
 /// A broadcasting elementwise op of two tensors (add, mul): the result's
 /// shape comes from both operands, its layout from either.
 /// ODS: Composer_ElementwiseBinary.

@@ -111,6 +111,15 @@ def Composer_PreservesLayout : NativeOpTrait<"PreservesLayout"> {
   let cppNamespace = "::composer::OpTrait";
 }
 
+// Applied to a parameter read, the result is a per-use view of that
+// parameter with its shape and dtype (weight standardization): passes that
+// reason about the parameter behind a weight (its declared shape, its
+// owner, its memory format) look through such ops. Casts are not views:
+// what a pass builds beside a cast weight would mix dtypes.
+def Composer_WeightView : NativeOpTrait<"WeightView"> {
+  let cppNamespace = "::composer::OpTrait";
+}
+
 // A broadcasting elementwise op of two tensors (add, mul): its result takes
 // its shape from both operands, and its layout from either.
 def Composer_ElementwiseBinary : NativeOpTrait<"ElementwiseBinary"> {

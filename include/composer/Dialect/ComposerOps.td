@@ -442,11 +442,12 @@ def Composer_GhostBatchNormOp : Composer_Op<"ghost_batch_norm", [
     MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "batch normalization over ghost batches (Hoffer et al. 2017)";
   let description = [{
-    batch_norm's operands and attributes. When `training`, the batch is split
-    into chunks of `ghost_batch_size` samples (the last may be smaller), each
-    normalized with its own statistics, and the running statistics are
-    updated once per chunk with momentum / number of chunks; the chunks are
-    concatenated back. Otherwise it is batch_norm with running statistics.
+    batch_norm's operands and attributes. When `training`, the batch of B is
+    cut as Composer cuts it, into k = ceil(B / `ghost_batch_size`) chunks by
+    torch.chunk (80 in ghost batches of 32: 27, 27, 26), each normalized with
+    its own statistics, and the running statistics are updated once per
+    chunk with momentum / k; the chunks are concatenated back. Otherwise it
+    is batch_norm with running statistics.
   }];
   let arguments = (ins Composer_AnyTensor:$input,
                        Composer_TensorOrNone:$weight, Composer_TensorOrNone:$bias,
@@ -473,6 +474,62 @@ def Composer_SqueezeExciteOp : Composer_Op<"squeeze_excite", [
   let assemblyFormat = [{
     $input `,` $fc1 `,` $fc2 attr-dict `:` functional-type(operands, results)
   }];
+}
+
+def Composer_StandardizeWeightOp : Composer_Op<"standardize_weight", [
+    MethodOpInterface, InferTorchTypeOpInterface, Pure, Composer_WeightView]> {
+  let summary = "a convolution weight standardized per output channel";
+  let description = [{
+    Weight standardization (Qiao et al. 2019): `(weight - mean) /
+    sqrt(var + eps)`, mean and biased variance taken over every dimension
+    but the first (in channels and kernel) of each output channel. Computed
+    in the forward pass, so gradients flow through it into the weight.
+  }];
+  let arguments = (ins Composer_AnyTensor:$weight, F64Attr:$eps);
+  let results = (outs Composer_AnyTensor:$result);
+  let assemblyFormat = "$weight attr-dict `:` functional-type(operands, results)";
+}
+
+def Composer_StochasticDepthOp : Composer_Op<"stochastic_depth", [
+    MethodOpInterface, Composer_PreservesLayout,
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "a residual branch under stochastic depth (Huang et al. 2016)";
+  let description = [{
+    The branch f(x) of a residual block dropped at rate p = `drop_rate` times
+    `scale` (a 0-d buffer the warm-up ramps from 0 to 1; 1 when absent).
+    `sample` (DropPath): when `training`, f(x) times a per-sample
+    Bernoulli(1 - p) mask of shape [B, 1, ...] divided by 1 - p; otherwise
+    f(x). `block`: stochastic_depth_keep decides whether the block runs, so
+    when `training` f(x); otherwise f(x) * (1 - p), the expectation. Draws
+    from the RNG, so has effects.
+  }];
+  let arguments = (ins Composer_AnyTensor:$branch, Composer_BoolValue:$training,
+                       Optional<Composer_AnyTensor>:$scale, StrAttr:$method,
+                       F64Attr:$drop_rate);
+  let results = (outs Composer_AnyTensor:$result);
+  let assemblyFormat = [{
+    $branch `,` $training (`scale` $scale^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Composer_StochasticDepthKeepOp : Composer_Op<"stochastic_depth_keep", [
+    MethodOpInterface, MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "whether a residual block runs this step (stochastic depth)";
+  let description = [{
+    Block mode's draw: when `training`, one `torch.rand(())` u, and the block
+    runs when u >= p (p = `drop_rate` times `scale`, as stochastic_depth);
+    otherwise true without a draw. It decides the composer.if whose then
+    region computes the branch, so a dropped branch is never computed.
+  }];
+  let arguments = (ins Composer_BoolValue:$training,
+                       Optional<Composer_AnyTensor>:$scale, F64Attr:$drop_rate);
+  let results = (outs Composer_BoolValue:$keep);
+  let assemblyFormat = [{
+    $training (`scale` $scale^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // COMPOSER_OPS

@@ -28,6 +28,13 @@ void populateGhostBatchNormToAtenPatterns(mlir::RewritePatternSet &patterns);
 void populateGhostBatchNormToRuntimePatterns(mlir::RewritePatternSet &patterns);
 void populateSqueezeExciteToAtenPatterns(mlir::RewritePatternSet &patterns);
 void populateSqueezeExciteToRuntimePatterns(mlir::RewritePatternSet &patterns);
+void populateWeightStandardizationToAtenPatterns(
+    mlir::RewritePatternSet &patterns);
+void populateWeightStandardizationToRuntimePatterns(
+    mlir::RewritePatternSet &patterns);
+void populateStochasticDepthToAtenPatterns(mlir::RewritePatternSet &patterns);
+void populateStochasticDepthToRuntimePatterns(
+    mlir::RewritePatternSet &patterns);
 
 /// Registers the named method pipelines (composer-mild, ...).
 void registerComposerPipelines();

@@ -53,9 +53,11 @@ def GhostBatchNorm : Pass<"composer-ghost-batchnorm", "::mlir::ModuleOp"> {
   let summary = "Ghost BatchNorm: normalize training batches in small chunks";
   let description = [{
     Every batch_norm becomes a ghost_batch_norm (METHODS.md): in training,
-    chunks of ghost-batch-size samples are normalized separately and the
-    running statistics updated once per chunk with momentum / chunks. Eval is
-    plain batch norm. Numerics: exact in eval, intended change in training.
+    the batch of B is cut as Composer cuts it, into ceil(B / ghost-batch-size)
+    chunks by torch.chunk (80 in ghost batches of 32: 27, 27, 26), each
+    normalized separately, and the running statistics updated once per chunk
+    with momentum / ceil(B / ghost-batch-size). Eval is plain batch norm.
+    Numerics: exact in eval, intended change in training.
   }];
   let options = [
     Option<"ghostBatchSize", "ghost-batch-size", "int64_t", "32",
@@ -120,6 +122,47 @@ def SqueezeExcite : Pass<"composer-squeeze-excite", "::mlir::ModuleOp"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
+def Factorize : Pass<"composer-factorize", "::mlir::ModuleOp"> {
+  let summary = "Factorize: large convolutions and linears as low-rank pairs";
+  let description = [{
+    Composer's Factorize (METHODS.md). A 2-D convolution with groups 1 and
+    min(in, out) >= min-channels becomes a k x k convolution in -> r (its
+    stride, padding and dilation, no bias) then a 1x1 convolution r -> out
+    (its bias); a linear with min(in, out) >= min-features becomes in -> r
+    (no bias) then r -> out (its bias). As in Composer, r is the latent
+    option truncated if >= 1 (so 1.0 means rank 1), else
+    max(1, int(latent * min(in, out))); unlike Composer, r is capped at
+    min(out, fan_in), the rank of the weight (fan_in = in * k * k). A site
+    is changed only where the pair cuts MACs, r < fan_in * out /
+    (fan_in + out) (Composer's r <= ceil(breakeven - 1)), unless `force`.
+    Beyond Composer, which re-initializes the pair, the new parameters
+    `<site>.factor0.weight` and `<site>.factor1.weight` are set at export
+    from a truncated SVD of the site's weight W (out x fan_in) = U S V^T:
+    sqrt(S_r) V_r^T and U_r sqrt(S_r), the best rank-r approximation, so
+    with `force` and a latent size >= min(out, fan_in) the pair computes the
+    original layer. The original weight stays in the model, frozen. The new
+    ops are marked `composer.factorized`, which keeps the pass idempotent.
+    Numerics: intended change (exact at full rank).
+  }];
+  let options = [
+    Option<"factorizeConvs", "factorize-convs", "bool", "true",
+           "Factorize 2-D convolutions">,
+    Option<"factorizeLinears", "factorize-linears", "bool", "true",
+           "Factorize linears">,
+    Option<"minChannels", "min-channels", "int64_t", "256",
+           "Skip convolutions with fewer input or output channels">,
+    Option<"latentChannels", "latent-channels", "double", "0.25",
+           "Latent channels r, or a fraction of min(in, out) if below 1">,
+    Option<"minFeatures", "min-features", "int64_t", "256",
+           "Skip linears with fewer input or output features">,
+    Option<"latentFeatures", "latent-features", "double", "128",
+           "Latent features r, or a fraction of min(in, out) if below 1">,
+    Option<"force", "force", "bool", "false",
+           "Factorize even where the pair does not cut MACs">,
+  ];
+  let dependentDialects = ["::composer::ComposerDialect"];
+}
+
 def MixedPrecision : Pass<"composer-mixed-precision", "::mlir::ModuleOp"> {
   let summary = "Mixed precision: autocast as a graph rewrite";
   let description = [{
@@ -128,8 +171,9 @@ def MixedPrecision : Pass<"composer-mixed-precision", "::mlir::ModuleOp"> {
     parameters stay fp32 master weights); softmax, layer/group/batch norm and
     the reductions and losses autocast keeps in fp32 get fp32 inputs; other
     ops follow their inputs. A cast back to `dtype` of a value just cast up
-    from `dtype` is removed. With `low-precision-norms`, layer and group norm
-    run in `dtype` instead. Numerics: approximate.
+    from `dtype` is removed. `low-precision-norms` is
+    composer-low-precision-norms folded in: layer and group norm run in
+    `dtype` instead. Numerics: approximate.
   }];
   let options = [
     Option<"dtype", "dtype", "::composer::torch_upstream::ScalarType",
@@ -141,6 +185,93 @@ def MixedPrecision : Pass<"composer-mixed-precision", "::mlir::ModuleOp"> {
                         "f16", "float16"))}]>,
     Option<"lowPrecisionNorms", "low-precision-norms", "bool", "false",
            "Run layer_norm and group_norm in the low-precision dtype">,
+  ];
+  let dependentDialects = ["::composer::ComposerDialect"];
+}
+
+def LowPrecisionNorms : Pass<"composer-low-precision-norms", "::mlir::ModuleOp"> {
+  let summary = "Low-precision LayerNorm/GroupNorm under mixed precision";
+  let description = [{
+    Composer's low-precision LayerNorm and GroupNorm (METHODS.md): after
+    composer-mixed-precision, layer and group norms (typed or generic) run
+    with input, weight and bias in `dtype` instead of fp32; the kernels
+    accumulate in fp32. The casts around them are redone as mixed precision
+    would with norms in `dtype`. A model without mixed precision (no cast to
+    `dtype`) is left as it is, each norm skipped with the reason.
+    composer-mixed-precision's `low-precision-norms` option is this pass
+    folded in. Numerics: approximate.
+  }];
+  let options = [
+    Option<"dtype", "dtype", "::composer::torch_upstream::ScalarType",
+           "::composer::torch_upstream::ScalarType::BFloat16",
+           "Low-precision dtype of the surrounding mixed precision",
+           [{::llvm::cl::values(
+             clEnumValN(::composer::torch_upstream::ScalarType::BFloat16,
+                        "bf16", "bfloat16"),
+             clEnumValN(::composer::torch_upstream::ScalarType::Half,
+                        "f16", "float16"))}]>,
+  ];
+  let dependentDialects = ["::composer::ComposerDialect"];
+}
+
+def GatedLinearUnits : Pass<"composer-glu", "::mlir::ModuleOp"> {
+  let summary = "Gated linear units: gated transformer feed-forwards";
+  let description = [{
+    Shazeer 2020 as METHODS.md states it and Composer's GatedLinearUnits
+    computes it, on any feed-forward in the graph: a linear W1, an
+    elementwise activation (typed or aten), an optional dropout and a linear
+    W2, each intermediate value used only by the next op, becomes
+    `W2(dropout(act(Wg x) * (Wv x)))`. Wg and Wv are new parameters of W1's
+    shape, `<W1>.gated_layer.weight` and `<W1>.non_gated_layer.weight`,
+    initialized as PyTorch's Linear at export, with new biases
+    `<W1>.gated_layer.bias` / `<W1>.non_gated_layer.bias` (also Linear's
+    initialization) only if gated-layer-bias / non-gated-layer-bias. W1 is
+    no longer used; its parameters stay in the model, frozen. W2 keeps its
+    weight and bias. A linear that already reads a gated product is not
+    matched again. Numerics: intended change.
+  }];
+  let options = [
+    Option<"gatedLayerBias", "gated-layer-bias", "bool", "false",
+           "Give the gated projection Wg a bias">,
+    Option<"nonGatedLayerBias", "non-gated-layer-bias", "bool", "false",
+           "Give the non-gated projection Wv a bias">,
+  ];
+  let dependentDialects = ["::composer::ComposerDialect"];
+}
+
+def StochasticDepth : Pass<"composer-stochastic-depth", "::mlir::ModuleOp"> {
+  let summary = "Stochastic depth: drop residual branches at random in training";
+  let description = [{
+    Huang et al. 2016 / DropPath as METHODS.md states it, on residual blocks
+    found from the graph in any model: an add (alpha 1) of a branch (a
+    chain of convolutions, norms, activations, ... with a convolution or
+    linear in it) computed from a value x and of a shortcut that is x or a
+    chain computed from x. Block i of N in forward order drops at rate
+    (i+1)/N * drop-rate (linear) or drop-rate (uniform). `sample` scales the
+    branch by a per-sample mask (stochastic_depth, method sample). `block`
+    moves the branch (and the add and a final activation) into the then
+    region of a composer.if that stochastic_depth_keep decides by one
+    `torch.rand(())` per block per training step; the else region yields the
+    shortcut through the activation, so a dropped branch costs nothing. Both
+    ops read the training flag of the add's module; eval is the expectation
+    (block: f(x) * (1 - p) + shortcut; sample: f(x) + shortcut). With
+    drop-warmup > 0 the rates are scaled by a new buffer
+    `_composer_stochastic_depth.scale` (1; composer-train ramps it). Method
+    ops rather than a direct rewrite: the draw and the eval scaling are one
+    op each whatever the model, and lower to aten in one place. Rewritten
+    adds are marked `composer.stochastic_depth`, which keeps the pass
+    idempotent. Numerics: intended change in training, exact in eval at
+    drop-rate 0.
+  }];
+  let options = [
+    Option<"stochasticMethod", "stochastic-method", "std::string", "\"block\"",
+           "block (skip whole blocks) or sample (DropPath)">,
+    Option<"dropRate", "drop-rate", "double", "0.2",
+           "Drop rate (of the last block when linear), in [0, 1]">,
+    Option<"dropDistribution", "drop-distribution", "std::string",
+           "\"linear\"", "linear ((i+1)/N * drop-rate) or uniform">,
+    Option<"dropWarmup", "drop-warmup", "double", "0.0",
+           "Fraction of training over which the rates ramp up from 0">,
   ];
   let dependentDialects = ["::composer::ComposerDialect"];
 }
@@ -172,6 +303,33 @@ def LowerToRuntime : Pass<"composer-lower-to-runtime", "::mlir::ModuleOp"> {
     writing a .pt with --lower-to=runtime. Numerics: exact up to summation
     order.
   }];
+  let dependentDialects = ["::composer::ComposerDialect"];
+}
+
+def WeightStandardization
+    : Pass<"composer-weight-standardization", "::mlir::ModuleOp"> {
+  let summary = "Weight standardization: standardize convolution weights";
+  let description = [{
+    Qiao et al. 2019 as METHODS.md states it and Composer's
+    WeightStandardization computes it: each convolution (typed or generic,
+    1-D to 3-D) reads its weight parameter through a standardize_weight,
+    `(W - mean) / sqrt(var + 1e-10)` with mean and biased variance
+    (torch.var_mean, unbiased=False) over every dimension but the output
+    channels, recomputed every forward so gradients flow into W. As
+    Composer matches Conv1d/2d/3d modules only, transposed convolutions are
+    skipped. The last n-last-layers-ignore convolution layers are left
+    alone: a layer is a weight (a module run twice is one layer), counted
+    in the order @forward first runs it, as Composer counts modules from
+    its symbolic trace. After mixed precision, the fp32 weight is
+    standardized before its cast on use, as under autocast. A weight
+    already standardized is not standardized again. Numerics: intended
+    change.
+  }];
+  let options = [
+    Option<"nLastLayersIgnore", "n-last-layers-ignore", "int64_t", "0",
+           "How many convolutions, counted from the last in forward order, "
+           "to leave alone">,
+  ];
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 

@@ -25,8 +25,9 @@ at::Tensor blurMaxPool2d(const at::Tensor &input, const at::Tensor &filter,
                          at::IntArrayRef kernelSize, at::IntArrayRef padding,
                          at::IntArrayRef dilation, at::IntArrayRef stride);
 
-/// Batch norm over chunks of `ghostBatchSize` samples in training (running
-/// statistics updated once per chunk with momentum / chunks), with running
+/// Batch norm over Composer's ghost batches in training: the batch in
+/// k = ceil(B / `ghostBatchSize`) chunks as torch.chunk cuts it, running
+/// statistics updated once per chunk with momentum / k; with running
 /// statistics otherwise; computed and returned in `dtype` when given.
 at::Tensor ghostBatchNorm(const at::Tensor &input,
                           const c10::optional<at::Tensor> &weight,

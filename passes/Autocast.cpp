@@ -1,0 +1,352 @@
+//===- Autocast.cpp - autocast's dtype rules as a rewrite -----------------===//
+
+#include "Autocast.h"
+#include "PassUtils.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace composer;
+using composer::torch_upstream::ScalarType;
+
+namespace {
+
+/// Generic ops autocast runs in the low dtype (its lower_precision_fp list).
+/// Traced and scripted models carry these as composer.op, e.g. a traced
+/// attention's aten::bmm or a scripted 3-D convolution's aten::conv3d.
+bool isLowGenericKind(StringRef kind) {
+  return llvm::StringSwitch<bool>(kind)
+      .Cases("aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::conv_tbc",
+             true)
+      .Cases("aten::conv_transpose1d", "aten::conv_transpose2d",
+             "aten::conv_transpose3d", "aten::_convolution",
+             "aten::convolution", true)
+      .Cases("aten::bmm", "aten::mm", "aten::baddbmm", "aten::addmm",
+             "aten::addbmm", true)
+      .Cases("aten::linear", "aten::matmul", "aten::prelu",
+             "aten::_native_multi_head_attention", true)
+      // Composites of bmm/mm: under autocast their inner matmuls run in the
+      // low dtype, and they fail on operands of mixed dtypes.
+      .Cases("aten::einsum", "aten::tensordot", "aten::chain_matmul",
+             "aten::linalg_multi_dot", "aten::inner", true)
+      .Default(false);
+}
+
+/// How many leading operands of a low generic op are its float inputs: the
+/// rest (attention masks) keep their dtype.
+unsigned getNumLowOperands(StringRef kind, unsigned numOperands) {
+  // query, key, value, embed_dim, num_head, qkv and projection weights.
+  if (kind == "aten::_native_multi_head_attention")
+    return std::min(numOperands, 9u);
+  return numOperands;
+}
+
+/// Generic ops autocast runs in fp32 (its fp32 list, by node kind).
+bool isFp32GenericKind(StringRef kind) {
+  return llvm::StringSwitch<bool>(kind)
+      .Cases("aten::exp", "aten::log", "aten::log10", "aten::log2",
+             "aten::log1p", "aten::pow", "aten::sum", "aten::mean", true)
+      .Cases("aten::log_softmax", "aten::cross_entropy", "aten::nll_loss",
+             "aten::mse_loss", "aten::l1_loss", "aten::smooth_l1_loss", true)
+      .Cases("aten::binary_cross_entropy_with_logits", "aten::kl_div",
+             "aten::norm", "aten::cumsum", "aten::prod", "aten::rsqrt", true)
+      .Cases("aten::softmax", "aten::layer_norm", "aten::group_norm",
+             "aten::batch_norm", "aten::logsumexp", "aten::cdist", true)
+      .Cases("aten::binary_cross_entropy", "aten::huber_loss", "aten::var",
+             "aten::std", "aten::var_mean", "aten::std_mean", true)
+      .Default(false);
+}
+
+/// For ops that follow their inputs but fail on operands of different float
+/// dtypes (no type promotion): the operand indices that must agree.
+/// In-place ones (trailing `_`) must match their `self`, operand 0.
+SmallVector<unsigned> getSameDtypeOperands(StringRef kind) {
+  return llvm::StringSwitch<SmallVector<unsigned>>(kind)
+      .Cases("aten::lerp", "aten::lerp_", {0, 1, 2})
+      .Cases("aten::index_put", "aten::index_put_", "aten::masked_scatter",
+             "aten::masked_scatter_", {0, 2})
+      .Cases("aten::index_copy", "aten::index_copy_", "aten::index_add",
+             "aten::index_add_", {0, 3})
+      .Cases("aten::scatter", "aten::scatter_", "aten::scatter_add",
+             "aten::scatter_add_", {0, 3})
+      .Cases("aten::dot", "aten::vdot", "aten::mv", "aten::outer", {0, 1})
+      .Default({});
+}
+
+/// For elementwise arithmetic: the operand indices type promotion mixes.
+/// Where a low operand meets an fp32 one, the promotion is made explicit (a
+/// cast up), since TorchScript's autodiff does not cast gradients back the
+/// way eager autograd does: a bf16 linear's output added to an fp32
+/// residual got an fp32 gradient, and the linear's backward failed on it.
+SmallVector<unsigned> getPromotedOperands(Operation *op, StringRef kind) {
+  if (op->hasTrait<composer::OpTrait::ElementwiseBinary>())
+    return {0, 1};
+  return llvm::StringSwitch<SmallVector<unsigned>>(kind)
+      .Cases("aten::add", "aten::sub", "aten::mul", "aten::div", {0, 1})
+      .Cases("aten::add_", "aten::sub_", "aten::mul_", "aten::div_", {0, 1})
+      .Cases("aten::rsub", "aten::maximum", "aten::minimum", {0, 1})
+      .Case("aten::where", {1, 2})
+      .Default({});
+}
+
+bool isKnownNonFloat(Value value) {
+  auto type = dyn_cast<TorchTensorType>(value.getType());
+  return type && type.getDtype() && !isa<FloatType>(type.getDtype());
+}
+
+} // namespace
+
+bool composer::isLayerOrGroupNorm(Operation *op) {
+  if (isa<LayerNormOp, GroupNormOp>(op))
+    return true;
+  auto generic = dyn_cast<GenericOp>(op);
+  return generic && (generic.getKind() == "aten::layer_norm" ||
+                     generic.getKind() == "aten::group_norm");
+}
+
+Value AutocastRewriter::castTo(Value value, ScalarType target,
+                               Operation *user) {
+  bool toLow = target == lowDtype;
+  if (auto cast = value.getDefiningOp<ToDtypeOp>()) {
+    // A cast to low of a value a rewrite (norms) has since made low.
+    if (cast.getDtype() == target)
+      return toLow && lowValues.contains(cast.getSelf()) ? cast.getSelf()
+                                                         : value;
+    // low -> f32 -> low is the identity.
+    if (toLow && lowValues.contains(cast.getSelf()))
+      return cast.getSelf();
+    // An fp32 copy (an earlier run's, for an fp32 op) is cast from its
+    // source instead; the copy goes once unused.
+    if (toLow && cast.getDtype() == ScalarType::Float)
+      value = cast.getSelf();
+  }
+  if (toLow && lowValues.contains(value))
+    return value;
+  MLIRContext *ctx = context;
+  OpBuilder builder(user);
+  auto type = dyn_cast<TorchTensorType>(value.getType());
+  auto castType = TorchTensorType::get(
+      ctx, type && type.getHasRank(),
+      type && type.getHasRank() ? type.getSizes() : ArrayRef<int64_t>(),
+      getDtypeType(ctx, target));
+  auto cast = builder.create<ToDtypeOp>(
+      user->getLoc(), castType, value, ScalarTypeAttr::get(ctx, target),
+      builder.getBoolAttr(false), builder.getBoolAttr(false),
+      MemoryFormatAttr());
+  if (toLow) {
+    lowValues.insert(cast);
+    maybeLowValues.insert(cast);
+  }
+  return cast;
+}
+
+/// The list construction `value` comes from when its elements are tensors
+/// (einsum's and multi_dot's operands).
+static GenericOp getTensorListConstruct(Value value) {
+  auto list = value.getDefiningOp<GenericOp>();
+  auto type = dyn_cast<ListType>(value.getType());
+  if (!list || list.getKind() != "prim::ListConstruct" || !type ||
+      !isa<TorchTensorType>(type.getElementType()))
+    return nullptr;
+  return list;
+}
+
+bool AutocastRewriter::castOperands(Operation *op,
+                                    MutableArrayRef<OpOperand> operands,
+                                    ScalarType target) {
+  bool changed = false;
+  for (OpOperand &operand : operands) {
+    if (GenericOp list = getTensorListConstruct(operand.get())) {
+      // A list of its own, so that other users of the list are unaffected.
+      OpBuilder builder(op);
+      auto copy = cast<GenericOp>(builder.clone(*list));
+      if (castOperands(copy, copy->getOpOperands(), target)) {
+        operand.set(copy->getResult(0));
+        changed = true;
+      } else {
+        copy->erase();
+      }
+      continue;
+    }
+    if (!isa<TorchTensorType>(operand.get().getType()))
+      continue;
+    Value cast = castTo(operand.get(), target, op);
+    changed |= cast != operand.get();
+    operand.set(cast);
+  }
+  return changed;
+}
+
+bool AutocastRewriter::mayBeLow(Value value) const {
+  if (maybeLowValues.contains(value))
+    return true;
+  // A loop-carried value is as low as its initial value.
+  auto arg = dyn_cast<BlockArgument>(value);
+  if (!arg || arg.getArgNumber() == 0)
+    return false;
+  auto loop = dyn_cast<LoopOp>(arg.getOwner()->getParentOp());
+  return loop && arg.getArgNumber() - 1 < loop.getInits().size() &&
+         mayBeLow(loop.getInits()[arg.getArgNumber() - 1]);
+}
+
+bool AutocastRewriter::makeDtypesAgree(Operation *op,
+                                       ArrayRef<unsigned> indices,
+                                       bool inplace) {
+  SmallVector<unsigned> tensors;
+  for (unsigned index : indices)
+    if (index < op->getNumOperands() &&
+        isa<TorchTensorType>(op->getOperand(index).getType()) &&
+        !isKnownNonFloat(op->getOperand(index)))
+      tensors.push_back(index);
+  auto isLow = [&](unsigned i) {
+    return lowValues.contains(op->getOperand(i));
+  };
+  auto isMaybeLow = [&](unsigned i) { return mayBeLow(op->getOperand(i)); };
+  // All fp32 (no low value reaches them) or all known low: they agree.
+  if (tensors.size() < 2 || llvm::none_of(tensors, isMaybeLow) ||
+      llvm::all_of(tensors, isLow))
+    return false;
+  bool changed = false;
+  if (inplace && tensors.front() == 0) {
+    // The dtype of `self` is fixed; what it is may only be known at run time.
+    Value self = op->getOperand(0);
+    OpBuilder builder(op);
+    AtenBuilder aten(builder, op->getLoc());
+    for (unsigned index : ArrayRef(tensors).drop_front()) {
+      Value other = op->getOperand(index);
+      auto typeAs = other.getDefiningOp<GenericOp>();
+      if ((lowValues.contains(self) && lowValues.contains(other)) ||
+          (typeAs && typeAs.getKind() == "aten::type_as" &&
+           typeAs.getOperand(1) == self))
+        continue;
+      op->setOperand(index, aten.node("aten::type_as", {other, self},
+                                      TorchTensorType::get(context)));
+      changed = true;
+    }
+    return changed;
+  }
+  for (unsigned index : tensors) {
+    if (!isMaybeLow(index))
+      continue;
+    Value cast = castTo(op->getOperand(index), ScalarType::Float, op);
+    changed |= cast != op->getOperand(index);
+    op->setOperand(index, cast);
+  }
+  return changed;
+}
+
+void AutocastRewriter::run(ModuleOp module, SiteReport &report,
+                           function_ref<bool(Operation *)> reported) {
+  lowValues.clear();
+  maybeLowValues.clear();
+  // Post-order: operands (and the yields of an op's regions) are seen
+  // before the op.
+  SmallVector<Operation *> ops;
+  module.walk([&](Operation *op) { ops.push_back(op); });
+  for (Operation *op : ops) {
+    auto generic = dyn_cast<GenericOp>(op);
+    StringRef kind = generic ? generic.getKind() : StringRef();
+    bool matmulLike = isa<ConvolutionLike, LinearOp, MatmulOp>(op) ||
+                      (generic && isLowGenericKind(kind));
+    bool norm = isLayerOrGroupNorm(op);
+    bool lowNorm = lowNorms && norm;
+    bool fp32 =
+        !lowNorm && (isa<SoftmaxOp, BatchNormOp, GhostBatchNormOp>(op) ||
+                     norm || (generic && isFp32GenericKind(kind)));
+    if (!matmulLike && !lowNorm && !fp32) {
+      // Follows its inputs, so may be low where one of them may be.
+      bool changed = false;
+      if (generic) {
+        SmallVector<unsigned> same = getSameDtypeOperands(kind);
+        changed =
+            !same.empty() && makeDtypesAgree(op, same, kind.ends_with("_"));
+      }
+      SmallVector<unsigned> promoted = getPromotedOperands(op, kind);
+      // Only where an operand is surely not low: an op of values that may
+      // all be low keeps their dtype, as under autocast.
+      if (!changed && !promoted.empty() &&
+          llvm::any_of(promoted, [&](unsigned i) {
+            return i < op->getNumOperands() &&
+                   isa<TorchTensorType>(op->getOperand(i).getType()) &&
+                   !isKnownNonFloat(op->getOperand(i)) &&
+                   !mayBeLow(op->getOperand(i));
+          }))
+        changed = makeDtypesAgree(
+            op, promoted, kind.ends_with("_") || op->hasAttr("inplace"));
+      if (changed && reported(op))
+        report.match(op);
+      bool low = llvm::any_of(op->getOperands(),
+                              [&](Value operand) { return mayBeLow(operand); });
+      // An if's or a loop's results are what its regions yield.
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          if (!block.empty() &&
+              block.back().hasTrait<mlir::OpTrait::IsTerminator>())
+            low |= llvm::any_of(block.back().getOperands(),
+                                [&](Value value) { return mayBeLow(value); });
+      if (auto cast = dyn_cast<ToDtypeOp>(op)) {
+        // A cast sets the dtype whatever its input (a run before this one
+        // may have inserted it).
+        low = cast.getDtype() == lowDtype;
+        if (low)
+          lowValues.insert(cast);
+      }
+      if (low)
+        maybeLowValues.insert(op->result_begin(), op->result_end());
+      continue;
+    }
+    ScalarType target = fp32 ? ScalarType::Float : lowDtype;
+    bool changed;
+    if (isa<BatchNormOp, GhostBatchNormOp>(op)) {
+      // Casting running statistics would detach the module's buffers.
+      changed = castOperands(op, op->getOpOperands().take_front(), target);
+    } else if (generic && fp32) {
+      // Only what may be low: integer operands (targets, indices) stay.
+      changed = false;
+      for (OpOperand &operand : op->getOpOperands())
+        if (mayBeLow(operand.get()))
+          changed |= castOperands(op, MutableArrayRef(operand), target);
+    } else {
+      changed = castOperands(
+          op,
+          op->getOpOperands().take_front(
+              generic ? getNumLowOperands(kind, op->getNumOperands())
+                      : op->getNumOperands()),
+          target);
+    }
+    // What the types knew of the old result dtype no longer holds; it is
+    // left unknown (rather than set) so that region results and yields
+    // typed with the old dtype stay compatible.
+    for (Value result : op->getResults()) {
+      if (target == lowDtype) {
+        lowValues.insert(result);
+        maybeLowValues.insert(result);
+      }
+      if (auto type = dyn_cast<TorchTensorType>(result.getType()))
+        if (type.getDtype())
+          result.setType(TorchTensorType::get(context, type.getHasRank(),
+                                              type.getSizes(), Type()));
+    }
+    if (!reported(op))
+      continue;
+    if (changed)
+      report.match(op);
+    else
+      report.skip(op, "already in the target dtype");
+  }
+  // Casts whose results nobody uses any more (a cancelled pair's first half).
+  module.walk([](ToDtypeOp cast) {
+    if (cast->use_empty())
+      cast->erase();
+  });
+  // Signatures follow what the functions now return.
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+    func.setFunctionType(FunctionType::get(context, func.getArgumentTypes(),
+                                           ret.getOperandTypes()));
+  }
+}

@@ -1,0 +1,74 @@
+//===- Autocast.h - autocast's dtype rules as a rewrite ---------*- C++ -*-===//
+//
+// The rewrite behind composer-mixed-precision and
+// composer-low-precision-norms: casts inserted on use, as torch.autocast
+// does at run time.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COMPOSER_PASSES_AUTOCAST_H
+#define COMPOSER_PASSES_AUTOCAST_H
+
+#include "Report.h"
+
+#include "composer/Dialect/Composer.h"
+#include "composer/Support/TorchUpstream.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace composer {
+
+/// Whether `op` is a layer norm or group norm, typed or generic.
+bool isLayerOrGroupNorm(mlir::Operation *op);
+
+/// Matmul-like ops in `lowDtype`, numerically sensitive ops in fp32 (layer
+/// and group norm in `lowDtype` when `lowNorms`), the rest following their
+/// inputs; ops that follow their inputs but need their tensor operands in
+/// one dtype (lerp, index_put_, ...) get them made consistent. Idempotent:
+/// casts a previous run inserted are reused.
+class AutocastRewriter {
+public:
+  AutocastRewriter(mlir::MLIRContext *context,
+                   torch_upstream::ScalarType lowDtype, bool lowNorms)
+      : context(context), lowDtype(lowDtype), lowNorms(lowNorms) {}
+
+  /// Rewrites `module`, counting in `report` the ops `reported` selects.
+  void run(mlir::ModuleOp module, SiteReport &report,
+           llvm::function_ref<bool(mlir::Operation *)> reported);
+
+private:
+  /// `value` as `target`, cast just before `user`: the cast is skipped when
+  /// `value` is already such a cast or undoes a cast up from `target`.
+  mlir::Value castTo(mlir::Value value, torch_upstream::ScalarType target,
+                     mlir::Operation *user);
+
+  /// Gives `op` (matmul-like or fp32) its dtype: casts `operands` that are
+  /// tensors (or lists of tensors) to `target`. Returns whether it cast any.
+  bool castOperands(mlir::Operation *op,
+                    llvm::MutableArrayRef<mlir::OpOperand> operands,
+                    torch_upstream::ScalarType target);
+
+  /// Makes the `indices` operands of `op` agree in dtype where some may be
+  /// low and others not: in-place ops cast them to their `self`'s dtype (at
+  /// run time, aten::type_as), others to fp32, as type promotion would.
+  bool makeDtypesAgree(mlir::Operation *op, llvm::ArrayRef<unsigned> indices,
+                       bool inplace);
+
+  /// Whether `value` may be in the low dtype: it depends on a low value
+  /// through ops that follow their inputs.
+  bool mayBeLow(mlir::Value value) const;
+
+  mlir::MLIRContext *context;
+  torch_upstream::ScalarType lowDtype;
+  bool lowNorms;
+  /// Values known to be in the low dtype (results of rewritten ops, casts).
+  llvm::DenseSet<mlir::Value> lowValues;
+  /// Values that may be in the low dtype (a superset of lowValues).
+  llvm::DenseSet<mlir::Value> maybeLowValues;
+};
+
+} // namespace composer
+
+#endif // COMPOSER_PASSES_AUTOCAST_H

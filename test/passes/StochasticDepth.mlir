@@ -1,0 +1,219 @@
+// RUN: composer-opt %s -split-input-file --composer-stochastic-depth 2>/dev/null | FileCheck %s
+// RUN: composer-opt %s -split-input-file --composer-stochastic-depth="stochastic-method=sample drop-rate=0.1" 2>/dev/null | FileCheck %s --check-prefix=SAMPLE
+// RUN: composer-opt %s -split-input-file --composer-stochastic-depth="drop-distribution=uniform drop-rate=0.5" 2>/dev/null | FileCheck %s --check-prefix=UNIFORM
+// RUN: composer-opt %s -split-input-file --composer-stochastic-depth="drop-warmup=0.25" 2>/dev/null | FileCheck %s --check-prefix=WARMUP
+// RUN: composer-opt %s -split-input-file --composer-stochastic-depth 2>&1 >/dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: composer-opt %s -split-input-file --composer-stochastic-depth --composer-lower-to-aten 2>/dev/null | FileCheck %s --check-prefix=LOWERED
+
+// Idempotent, in both modes: what the pass rewrote is marked
+// composer.stochastic_depth, and a second run finds no new block.
+// RUN: composer-opt %s -split-input-file --composer-stochastic-depth="drop-warmup=0.5" 2>/dev/null > %t.once.mlir
+// RUN: composer-opt %s -split-input-file --composer-stochastic-depth="drop-warmup=0.5" --composer-stochastic-depth="drop-warmup=0.5" 2>/dev/null > %t.twice.mlir
+// RUN: diff %t.once.mlir %t.twice.mlir
+// RUN: composer-opt %s -split-input-file --composer-stochastic-depth="stochastic-method=sample" 2>/dev/null > %t.sample-once.mlir
+// RUN: composer-opt %s -split-input-file --composer-stochastic-depth="stochastic-method=sample" --composer-stochastic-depth="stochastic-method=sample" 2>/dev/null > %t.sample-twice.mlir
+// RUN: diff %t.sample-once.mlir %t.sample-twice.mlir
+
+// Bad options.
+// RUN: not composer-opt %s --composer-stochastic-depth="stochastic-method=layer" 2>&1 | FileCheck %s --check-prefix=BADMETHOD
+// RUN: not composer-opt %s --composer-stochastic-depth="drop-distribution=cubic" 2>&1 | FileCheck %s --check-prefix=BADDIST
+// RUN: not composer-opt %s --composer-stochastic-depth="drop-rate=1.5" 2>&1 | FileCheck %s --check-prefix=BADRATE
+// RUN: not composer-opt %s --composer-stochastic-depth="drop-warmup=-0.5" 2>&1 | FileCheck %s --check-prefix=BADWARMUP
+// RUN: not composer-opt %s --composer-stochastic-depth="drop-rate=high" 2>&1 | FileCheck %s --check-prefix=BADNUMBER
+// BADMETHOD: error: composer-stochastic-depth: stochastic-method must be 'block' or 'sample', got 'layer'
+// BADDIST: error: composer-stochastic-depth: drop-distribution must be 'linear' or 'uniform', got 'cubic'
+// BADRATE: error: composer-stochastic-depth: drop-rate must be in [0, 1], got 1.500000e+00
+// BADWARMUP: error: composer-stochastic-depth: drop-warmup must be in [0, 1], got -5.000000e-01
+// BADNUMBER: for the --drop-rate option: 'high' value invalid
+
+// Two residual blocks as a scripted torchvision BasicBlock imports: an
+// identity shortcut, then a downsample shortcut; each batch norm reads its
+// module's training flag, and bumps its counter in an if.
+module @blocks {
+  composer.parameter @l0.conv1.weight : !composer.tensor<8x8x3x3xf32>
+  composer.parameter @l0.bn1.weight : !composer.tensor<8xf32>
+  composer.buffer @l0.bn1.num_batches_tracked : !composer.tensor<i64>
+  composer.parameter @l0.conv2.weight : !composer.tensor<8x8x3x3xf32>
+  composer.parameter @l1.conv1.weight : !composer.tensor<16x8x3x3xf32>
+  composer.parameter @l1.down.weight : !composer.tensor<16x8x1x1xf32>
+  func.func @forward(%x: !composer.tensor) -> !composer.tensor {
+    %none = composer.constant(none) : !composer.none
+    %one = composer.constant(1) : !composer.int
+    %m = composer.constant(1.000000e-01) : !composer.float
+    %w1 = composer.get_param @l0.conv1.weight : !composer.tensor
+    %c1 = composer.conv2d %x, %w1, %none {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor loc("l0.conv1")
+    %t = composer.get_attr "l0.bn1.training" : !composer.bool loc("l0.bn1")
+    composer.if %t {
+      %n = composer.get_param @l0.bn1.num_batches_tracked : !composer.tensor
+      %a = composer.op "aten::add_"(%n, %one, %one) : (!composer.tensor, !composer.int, !composer.int) -> !composer.tensor
+      composer.yield
+    } else {
+      composer.yield
+    }
+    %bw = composer.get_param @l0.bn1.weight : !composer.tensor loc("l0.bn1")
+    %b1 = composer.batch_norm %c1, %bw, %none, %none, %none, %t, %m {cudnn_enabled = true, eps = 1.000000e-05 : f64} : (!composer.tensor, !composer.tensor, !composer.none, !composer.none, !composer.none, !composer.bool, !composer.float) -> !composer.tensor loc("l0.bn1")
+    %r1 = composer.relu %b1 inplace : (!composer.tensor) -> !composer.tensor
+    %w2 = composer.get_param @l0.conv2.weight : !composer.tensor
+    %c2 = composer.conv2d %r1, %w2, %none {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %s0 = composer.add %c2, %x inplace {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor loc("l0")
+    %o0 = composer.relu %s0 inplace : (!composer.tensor) -> !composer.tensor loc("l0.relu")
+    %w3 = composer.get_param @l1.conv1.weight : !composer.tensor
+    %c3 = composer.conv2d %o0, %w3, %none {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %r3 = composer.relu %c3 : (!composer.tensor) -> !composer.tensor
+    %wd = composer.get_param @l1.down.weight : !composer.tensor
+    %d = composer.conv2d %o0, %wd, %none {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %s1 = composer.add %d, %r3 {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor loc("l1")
+    return %s1 : !composer.tensor
+  }
+}
+
+// Block mode, linear: block 0 of 2 at 0.1, block 1 at 0.2. The draw reads
+// the training flag of the add's module; the branch (with the batch norm's
+// counter update) moves into the then region, the eval scaling before the
+// add; the else region yields the shortcut through a relu that is not in
+// place. The downsample shortcut stays outside.
+// CHECK-LABEL: module @blocks
+// CHECK-NOT: composer.buffer @_composer_stochastic_depth
+// CHECK-LABEL: func.func @forward
+// CHECK-SAME: (%[[X:.*]]: !composer.tensor)
+// CHECK: %[[BNT:.*]] = composer.get_attr "l0.bn1.training"
+// CHECK: %[[T0:.*]] = composer.get_attr "l0.training" : !composer.bool
+// CHECK: %[[K0:.*]] = composer.stochastic_depth_keep %[[T0]] {drop_rate = 1.000000e-01 : f64} : (!composer.bool) -> !composer.bool
+// CHECK: %[[B0:.*]] = composer.if %[[K0]] -> (!composer.tensor) {
+// CHECK: %[[C1:.*]] = composer.conv2d %[[X]],
+// CHECK: composer.if %[[BNT]] {
+// CHECK: composer.op "aten::add_"
+// CHECK: %[[BN:.*]] = composer.batch_norm %[[C1]],
+// CHECK: %[[R1:.*]] = composer.relu %[[BN]] inplace
+// CHECK: %[[C2:.*]] = composer.conv2d %[[R1]],
+// CHECK: %[[F0:.*]] = composer.stochastic_depth %[[C2]], %[[T0]] {drop_rate = 1.000000e-01 : f64, method = "block"}
+// CHECK: %[[S0:.*]] = composer.add %[[F0]], %[[X]] inplace {alpha = 1 : i64, composer.stochastic_depth}
+// CHECK: %[[O0:.*]] = composer.relu %[[S0]] inplace
+// CHECK: composer.yield %[[O0]] : !composer.tensor
+// CHECK: } else {
+// CHECK: %[[D0:.*]] = composer.relu %[[X]] : (!composer.tensor) -> !composer.tensor
+// CHECK: composer.yield %[[D0]] : !composer.tensor
+// CHECK: }
+// CHECK: %[[DOWN:.*]] = composer.conv2d %[[B0]], %{{.*}}stride = array<i64: 2, 2>
+// CHECK: %[[T1:.*]] = composer.get_attr "l1.training"
+// CHECK: %[[K1:.*]] = composer.stochastic_depth_keep %[[T1]] {drop_rate = 2.000000e-01 : f64}
+// CHECK: %[[B1:.*]] = composer.if %[[K1]] -> (!composer.tensor) {
+// CHECK: %[[C3:.*]] = composer.conv2d %[[B0]],
+// CHECK: %[[R3:.*]] = composer.relu %[[C3]]
+// CHECK: %[[F1:.*]] = composer.stochastic_depth %[[R3]], %[[T1]] {drop_rate = 2.000000e-01 : f64, method = "block"}
+// CHECK: %[[S1:.*]] = composer.add %[[DOWN]], %[[F1]] {alpha = 1 : i64, composer.stochastic_depth}
+// CHECK: composer.yield %[[S1]]
+// CHECK: } else {
+// CHECK: composer.yield %[[DOWN]]
+// CHECK: }
+// CHECK: return %[[B1]]
+
+// Sample mode: the branch is scaled in place, nothing moves.
+// SAMPLE-LABEL: module @blocks
+// SAMPLE: %[[C1:.*]] = composer.conv2d %[[X:[^,]*]],
+// SAMPLE: composer.if
+// SAMPLE: %[[C2:.*]] = composer.conv2d
+// SAMPLE: %[[T0:.*]] = composer.get_attr "l0.training"
+// SAMPLE: %[[F0:.*]] = composer.stochastic_depth %[[C2]], %[[T0]] {drop_rate = 5.000000e-02 : f64, method = "sample"}
+// SAMPLE: %[[S0:.*]] = composer.add %[[F0]], %[[X]] inplace {alpha = 1 : i64, composer.stochastic_depth}
+// SAMPLE: composer.relu %[[S0]] inplace
+// SAMPLE: %[[R3:.*]] = composer.relu
+// SAMPLE: %[[DOWN:.*]] = composer.conv2d
+// SAMPLE: %[[F1:.*]] = composer.stochastic_depth %[[R3]], %{{.*}} {drop_rate = 1.000000e-01 : f64, method = "sample"}
+// SAMPLE: composer.add %[[DOWN]], %[[F1]] {alpha = 1 : i64, composer.stochastic_depth}
+// SAMPLE-NOT: composer.stochastic_depth_keep
+
+// UNIFORM-LABEL: module @blocks
+// UNIFORM: composer.stochastic_depth_keep %{{.*}} {drop_rate = 5.000000e-01 : f64}
+// UNIFORM: composer.stochastic_depth_keep %{{.*}} {drop_rate = 5.000000e-01 : f64}
+
+// The warm-up scales every rate by one new buffer, 1 until composer-train
+// ramps it.
+// WARMUP-LABEL: module @blocks
+// WARMUP: composer.buffer @_composer_stochastic_depth.scale init(dense<1.000000e+00> : tensor<f32>) : !composer.tensor<f32>
+// WARMUP-NOT: composer.buffer
+// WARMUP: %[[S:.*]] = composer.get_param @_composer_stochastic_depth.scale
+// WARMUP: composer.stochastic_depth_keep %{{.*}} scale %[[S]] {drop_rate = 1.000000e-01 : f64}
+// WARMUP: composer.stochastic_depth %{{.*}}, %{{.*}} scale %[[S]] {drop_rate = 1.000000e-01 : f64, method = "block"}
+// WARMUP: %[[S1:.*]] = composer.get_param @_composer_stochastic_depth.scale
+// WARMUP: composer.stochastic_depth_keep %{{.*}} scale %[[S1]] {drop_rate = 2.000000e-01 : f64}
+
+// REPORT: remark: composer-stochastic-depth: 2 residual blocks made stochastic, 0 skipped
+
+// LOWERED-LABEL: module @blocks
+// LOWERED: %[[T0:.*]] = composer.get_attr "l0.training"
+// LOWERED: %[[K0:.*]] = composer.if %[[T0]] -> (!composer.bool) {
+// LOWERED: composer.op "aten::rand"
+// LOWERED: composer.op "aten::ge"
+// LOWERED: composer.op "aten::Bool"
+// LOWERED: composer.if %[[K0]] -> (!composer.tensor) {
+// LOWERED-NOT: composer.stochastic_depth{{ }}
+// LOWERED-NOT: composer.stochastic_depth_keep
+
+// -----
+
+// A transformer's pre-norm feed-forward is a residual block too.
+module @ffn {
+  composer.parameter @fc1.weight : !composer.tensor<32x8xf32>
+  composer.parameter @fc2.weight : !composer.tensor<8x32xf32>
+  func.func @forward(%x: !composer.tensor) -> !composer.tensor {
+    %none = composer.constant(none) : !composer.none
+    %n = composer.layer_norm %x, %none, %none {cudnn_enable = true, eps = 1.000000e-05 : f64, normalized_shape = array<i64: 8>} : (!composer.tensor, !composer.none, !composer.none) -> !composer.tensor
+    %w1 = composer.get_param @fc1.weight : !composer.tensor
+    %h = composer.linear %n, %w1, %none : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %g = composer.gelu %h {approximate = "none"} : (!composer.tensor) -> !composer.tensor
+    %w2 = composer.get_param @fc2.weight : !composer.tensor
+    %f = composer.linear %g, %w2, %none : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %y = composer.add %x, %f {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    return %y : !composer.tensor
+  }
+}
+
+// Any model: a transformer's pre-norm feed-forward, its only block (rate
+// 0.2 of 0.2), the add's shortcut its first operand.
+// CHECK-LABEL: module @ffn
+// CHECK: %[[T:.*]] = composer.get_attr "training"
+// CHECK: %[[K:.*]] = composer.stochastic_depth_keep %[[T]] {drop_rate = 2.000000e-01 : f64}
+// CHECK: composer.if %[[K]] -> (!composer.tensor) {
+// CHECK: composer.layer_norm
+// CHECK: composer.linear
+// CHECK: composer.gelu
+// CHECK: %[[F:.*]] = composer.linear
+// CHECK: %[[D:.*]] = composer.stochastic_depth %[[F]], %[[T]]
+// CHECK: composer.add %{{.*}}, %[[D]] {alpha = 1 : i64, composer.stochastic_depth}
+// CHECK: } else {
+// CHECK-NEXT: composer.yield %{{.*}} : !composer.tensor
+// CHECK-NEXT: }
+
+// SAMPLE-LABEL: module @ffn
+// SAMPLE: composer.stochastic_depth %{{.*}} {drop_rate = 1.000000e-01 : f64, method = "sample"}
+
+// REPORT: remark: composer-stochastic-depth: 1 residual blocks made stochastic, 0 skipped
+
+// -----
+
+// Adds that are not residual blocks.
+module @skips {
+  composer.parameter @conv.weight : !composer.tensor<8x8x3x3xf32>
+  func.func @forward(%x: !composer.tensor, %z: !composer.tensor) -> (!composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor) {
+    %none = composer.constant(none) : !composer.none
+    %w = composer.get_param @conv.weight : !composer.tensor
+    %c = composer.conv2d %x, %w, %none {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %unrelated = composer.add %c, %z {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %scaled = composer.add %c, %x {alpha = 2 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %r = composer.relu %x : (!composer.tensor) -> !composer.tensor
+    %noconv = composer.add %r, %x {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %shared = composer.add %c, %x {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    return %unrelated, %scaled, %noconv, %shared, %c : !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor
+  }
+}
+
+// CHECK-LABEL: module @skips
+// CHECK-NOT: composer.stochastic_depth
+// CHECK-NOT: composer.if
+
+// REPORT: warning: composer-stochastic-depth: 0 residual blocks made stochastic, 4 skipped
+// REPORT-DAG: note: 1 skipped: add operands do not share an input
+// REPORT-DAG: note: 1 skipped: alpha is not 1
+// REPORT-DAG: note: 1 skipped: branch has no convolution or linear
+// REPORT-DAG: note: 1 skipped: branch has other users
