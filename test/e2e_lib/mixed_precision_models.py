@@ -8,8 +8,10 @@ at 28x28; inception_v3 at 96x96 and maxvit_t at 224x224, the smallest they
 accept). For each model and form: export, `composer-opt M.pt --composer-mixed-precision -o
 out.pt`, then in a fresh process load the result and check that
 - parameters and buffers are unchanged and fp32,
-- the eval output is within 3% of its largest magnitude of both the
-  original under torch.autocast(bf16) and the original in fp32,
+- the eval output is within autocast's own tolerance: as close to the
+  original in fp32 as 3% of its largest magnitude or as the original under
+  torch.autocast(bf16) is, whichever is larger, and within 3% plus that of
+  the autocast output,
 - three train-mode forward and backward passes (TorchScript's autodiff
   takes over from the second) give an fp32 gradient to every parameter the
   original gives one.
@@ -142,11 +144,16 @@ def check(original_path, candidate_path, input_path):
         "no output is bf16 (nothing ran in bf16?)"
     for i, (o, a, f) in enumerate(zip(out, autocast, full)):
         scale = f.abs().max().item()
+        # Autocast's own tolerance: where autocast itself is further than
+        # TOLERANCE from fp32 (swin_v2_b: 3.7%), the candidate may be as far.
+        own = (a.float() - f.float()).abs().max().item()
+        bounds = {"fp32": max(TOLERANCE * scale, own),
+                  "autocast": TOLERANCE * scale + own}
         for ref_name, ref in (("autocast", a), ("fp32", f)):
             diff = (o.float() - ref.float()).abs().max().item()
-            assert diff <= TOLERANCE * scale, \
+            assert diff <= bounds[ref_name], \
                 f"eval output {i} differs from {ref_name} by {diff:.4g} " \
-                f"(scale {scale:.4g})"
+                f"(scale {scale:.4g}, autocast's own error {own:.4g})"
 
     expected = train_grads(original, example)
     got = train_grads(candidate, example)
