@@ -46,10 +46,10 @@ class Factorizer {
 public:
   Factorizer(int64_t minSize, double latent, bool force,
              StringRef tooNarrowReason, SymbolTableCollection &symbolTables,
-             SiteReport &report)
+             SiteReport &report, SetVector<ParameterOp> &retired)
       : minSize(minSize), latent(latent), force(force),
         tooNarrowReason(tooNarrowReason), symbolTables(symbolTables),
-        report(report) {}
+        report(report), retired(retired) {}
 
   /// A site to factorize: the read of its weight, the weight's declaration
   /// and type, and the rank of the pair.
@@ -126,9 +126,10 @@ public:
   }
 
   /// After the site was replaced: the original weight stays in the model,
-  /// frozen, and its read goes if nothing else uses it.
+  /// and its read goes if nothing else uses it. It is frozen once all sites
+  /// are done (freezeRetiredWeights), if no site kept it.
   void retireWeight(PatternRewriter &rewriter, Site site, Operation *op) const {
-    site.decl.setFrozen(true);
+    retired.insert(site.decl);
     if (site.read->use_empty())
       rewriter.eraseOp(site.read);
     report.match(op);
@@ -164,7 +165,18 @@ private:
   StringRef tooNarrowReason;
   SymbolTableCollection &symbolTables;
   SiteReport &report;
+  SetVector<ParameterOp> &retired;
 };
+
+/// Freezes the factorized weights the graph no longer reads. One still read
+/// (the same layer called again at a site left alone, say a transposed
+/// convolution or one below the gate) keeps training there.
+void freezeRetiredWeights(ModuleOp module,
+                          const SetVector<ParameterOp> &retired) {
+  for (ParameterOp decl : retired)
+    if (SymbolTable::symbolKnownUseEmpty(decl, module))
+      decl.setFrozen(true);
+}
 
 /// The type of the first op of a pair: the site's result type with `rank`
 /// channels (dimension `dim`) if its shape is known.
@@ -288,16 +300,19 @@ struct FactorizePass : public composer::impl::FactorizeBase<FactorizePass> {
     }
     SymbolTableCollection symbolTables;
     SiteReport report(module, getArgument());
+    SetVector<ParameterOp> retired;
     Factorizer convs(minChannels, latentChannels, force,
-                     "channels < min-channels", symbolTables, report);
+                     "channels < min-channels", symbolTables, report, retired);
     Factorizer linears(minFeatures, latentFeatures, force,
-                       "features < min-features", symbolTables, report);
+                       "features < min-features", symbolTables, report,
+                       retired);
     RewritePatternSet patterns(&getContext());
     if (factorizeConvs)
       patterns.add<FactorizeConvolution>(&getContext(), convs, report);
     if (factorizeLinears)
       patterns.add<FactorizeLinear>(&getContext(), linears);
     applyPatternsOnce(module, std::move(patterns));
+    freezeRetiredWeights(module, retired);
     report.emit("layers factorized");
   }
 };

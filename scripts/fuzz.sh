@@ -59,9 +59,11 @@ for target in "${targets[@]}"; do
   mkdir -p "$dir/corpus"
   [ -n "$(ls -A "$dir/corpus")" ] || "seed_$target" "$dir/corpus"
   echo "== $target: $(ls "$dir/corpus" | wc -l) inputs in $dir/corpus"
-  # LibTorch keeps caches for the process's life: leak checks only on MLIR.
-  leaks=1
-  [ "$target" = torchscript ] && leaks=0
+  # LibTorch keeps caches for the process's life: no leak check after each
+  # input there, and its own leaks suppressed in the check at exit.
+  leaks=1 lsan=""
+  [ "$target" = torchscript ] && leaks=0 lsan="suppressions=$PWD/scripts/lsan-libtorch.supp"
+  LSAN_OPTIONS="$lsan:${LSAN_OPTIONS:-}" \
   "$fuzzer" "${limit[@]}" -detect_leaks=$leaks -max_len=65536 \
     -artifact_prefix="$dir/" -print_final_stats=1 "$dir/corpus" 2>"$dir/log" ||
     { tail -n 60 "$dir/log"; echo "fuzz.sh: $target found a crash: $dir/crash-*" >&2; exit 1; }

@@ -8,5 +8,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}"
-(cd build && ctest --output-on-failure -j"${JOBS:-2}")
+# One thread a test: ctest and lit run tests side by side, one per core.
+(cd build && OMP_NUM_THREADS=1 ctest --output-on-failure -j"${JOBS:-2}")
 [ "${SKIP_SANITIZERS:-0}" = 1 ] || scripts/sanitize.sh

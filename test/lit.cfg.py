@@ -11,13 +11,16 @@ config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "e2e_lib"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.composer_obj_root, "test")
 
-# Debian's Python with torch; OpenBLAS and two threads, as on the CI machine.
+# Debian's Python with torch, with OpenBLAS.
 config.substitutions.append(("%python", config.python_with_torch))
 config.substitutions.append(("%e2e", os.path.join(config.test_source_root, "e2e_lib")))
 config.substitutions.append(("%composer_build", config.composer_obj_root))
 config.substitutions.append(("%composer_src", config.composer_src_root))
 config.substitutions.append(("%cmake", config.cmake_command))
-config.environment["OMP_NUM_THREADS"] = os.environ.get("OMP_NUM_THREADS", "2")
+# One thread a test: lit runs a test per core, and two OpenMP pools spinning
+# on one core made two e2e checks side by side 6x slower than one thread
+# each. `lit --param test_threads=N` gives each test N.
+config.environment["OMP_NUM_THREADS"] = lit_config.params.get("test_threads", "1")
 config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
 
 llvm_config.with_system_environment(["HOME", "TMPDIR"])

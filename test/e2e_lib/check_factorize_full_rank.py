@@ -16,7 +16,6 @@ from check_method import close, fail
 
 def main():
     original_path, candidate_path, input_path = sys.argv[1:4]
-    torch.set_num_threads(2)
     example = torch.load(input_path)
     original = torch.jit.load(original_path)
     candidate = torch.jit.load(candidate_path)

@@ -46,7 +46,6 @@ def fp16_kernels():
 
 def main():
     original_path, bf16_path, f16_path, input_path = sys.argv[1:5]
-    torch.set_num_threads(2)
     original = torch.jit.load(original_path).eval()
     bf16 = torch.jit.load(bf16_path).eval()
     f16 = torch.jit.load(f16_path).eval()

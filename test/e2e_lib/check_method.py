@@ -47,7 +47,6 @@ def parse_method(text):
 
 def main():
     method, name, mode, original_path, candidate_path, input_path = sys.argv[1:7]
-    torch.set_num_threads(2)
     example = torch.load(input_path)
     original = torch.jit.load(original_path)
     candidate = torch.jit.load(candidate_path)

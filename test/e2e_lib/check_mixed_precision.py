@@ -27,7 +27,6 @@ def casts_to_bf16(value):
 
 def main():
     original_path, candidate_path, input_path = sys.argv[1:4]
-    torch.set_num_threads(2)
     example = torch.load(input_path)
     original = torch.jit.load(original_path).eval()
     candidate = torch.jit.load(candidate_path).eval()

@@ -93,7 +93,6 @@ def main():
         reference_path = sys.argv[sys.argv.index("--bf16") + 1]
     precision = "bf16" if reference_path else "fp32"
     tolerance = TOLERANCES[precision]
-    torch.set_num_threads(2)
     runtime_ops.load_library(library)
     example = torch.load(input_path)
     aten = torch.jit.load(aten_path)

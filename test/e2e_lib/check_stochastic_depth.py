@@ -61,7 +61,6 @@ def convolutions_in_if(graph):
 
 def main():
     method, name, mode, original_path, candidate_path, input_path = sys.argv[1:7]
-    torch.set_num_threads(2)
     original = torch.jit.load(original_path)
     candidate = torch.jit.load(candidate_path)
     ref, _ = models.build(name)

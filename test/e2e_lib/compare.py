@@ -78,7 +78,6 @@ def same_outputs(what, expected, actual):
 def main():
     original_path, candidate_path, input_path = sys.argv[1:4]
     eval_only = "--eval-only" in sys.argv[4:]
-    torch.set_num_threads(2)
     example = torch.load(input_path)
     original = torch.jit.load(original_path)
     candidate = torch.jit.load(candidate_path)

@@ -118,7 +118,6 @@ def train_grads(model, example, steps=3):
 def check(original_path, candidate_path, input_path):
     """Raises AssertionError naming what does not hold."""
     import torch
-    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
     example = torch.load(input_path)
     original = torch.jit.load(original_path).eval()
     candidate = torch.jit.load(candidate_path).eval()

@@ -194,3 +194,26 @@ module {
 
 // AGAIN: warning: composer-factorize: 0 layers factorized, 5 skipped
 // AGAIN: note: 4 skipped: already factorized
+
+// -----
+
+// One weight read by a convolution and by a transposed one (left alone):
+// the convolution is factorized, and the weight stays trainable for the
+// transposed one.
+module {
+  composer.parameter @shared.weight : !composer.tensor<32x32x2x2xf32>
+  func.func @shared_with_transposed(%x: !composer.tensor) -> !composer.tensor {
+    %none = composer.constant(none) : !composer.none
+    %w = composer.get_param @shared.weight : !composer.tensor
+    %y = composer.conv2d %x, %w, %none {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %u = composer.convolution %y, %w, %none {stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, transposed = true, output_padding = array<i64: 0, 0>, groups = 1 : i64, benchmark = false, deterministic = false, cudnn_enabled = true, allow_tf32 = true} : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    return %u : !composer.tensor
+  }
+}
+// CHECK: composer.parameter @shared.weight : !composer.tensor<32x32x2x2xf32>
+// CHECK: composer.parameter @shared.factor0.weight init("svd_first:shared.weight")
+// CHECK-LABEL: func.func @shared_with_transposed
+// CHECK: %[[W:.*]] = composer.get_param @shared.weight
+// CHECK: %[[Y0:.*]] = composer.conv2d %{{.*}}, %{{.*}}, %{{.*}} {composer.factorized
+// CHECK: %[[Y:.*]] = composer.conv2d %[[Y0]], %{{.*}}, %{{.*}} {composer.factorized
+// CHECK: composer.convolution %[[Y]], %[[W]], {{.*}}transposed = true
