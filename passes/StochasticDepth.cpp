@@ -2,7 +2,8 @@
 //
 // Stochastic depth (Huang et al. 2016) and DropPath as METHODS.md states
 // them. Residual blocks are found from the graph: an add of a branch, a
-// chain of convolutions, norms and activations from a value x, and of a
+// chain of convolutions, norms and activations from a value x (or, for
+// attention, the ops of its backward slice that compute from x), and of a
 // shortcut that is x or a chain from x. `sample` scales the branch by a
 // per-sample mask; `block` puts the branch in the then region of a
 // composer.if that one draw per block decides, so a dropped block's branch
@@ -115,9 +116,66 @@ SmallVector<Value> getUsedValues(Operation *op) {
   return used;
 }
 
+bool hasConvolutionOrLinear(ArrayRef<Operation *> ops) {
+  return llvm::any_of(
+      ops, [](Operation *op) { return isa<ConvolutionLike, LinearOp>(op); });
+}
+
+/// A branch that is not a chain, such as attention (q, k and v computed
+/// from one input, sizes read from it): the ops of `branchValue`'s backward
+/// slice in `add`'s block that compute from the shortcut's chain, in block
+/// order. What the slice reads from elsewhere (a mask, a sequence length
+/// from another input) is an input of the branch and stays where it is.
+/// Empty if the slice does not reach the shortcut's chain.
+SmallVector<Operation *> findBranchSlice(AddOp add, Value branchValue,
+                                         const Chain &shortcut) {
+  Block *block = add->getBlock();
+  llvm::SmallPtrSet<Value, 8> shortcutValues(shortcut.values.begin(),
+                                             shortcut.values.end());
+  // Nothing before the shortcut chain's first op computes from it: the
+  // walk stops there, which keeps it within the block at hand.
+  Operation *chainStart = shortcut.values.back().getDefiningOp();
+  if (chainStart && chainStart->getBlock() != block)
+    chainStart = nullptr;
+  llvm::SmallPtrSet<Operation *, 32> visited;
+  SmallVector<Operation *> slice;
+  llvm::SmallPtrSet<Value, 4> forks;
+  SmallVector<Value> worklist = {branchValue};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (shortcutValues.contains(value)) {
+      forks.insert(value);
+      continue;
+    }
+    Operation *def = value.getDefiningOp();
+    if (!def || def->getBlock() != block || isRead(def) ||
+        (chainStart && def->isBeforeInBlock(chainStart)) ||
+        !visited.insert(def).second)
+      continue;
+    slice.push_back(def);
+    llvm::append_range(worklist, getUsedValues(def));
+  }
+  if (forks.empty())
+    return {};
+  // In block order, an op is in the branch if it computes from a fork.
+  llvm::sort(slice,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  SmallVector<Operation *> ops;
+  llvm::SmallPtrSet<Value, 32> fromFork(forks.begin(), forks.end());
+  for (Operation *op : slice) {
+    if (llvm::none_of(getUsedValues(op),
+                      [&](Value value) { return fromFork.contains(value); }))
+      continue;
+    ops.push_back(op);
+    fromFork.insert(op->result_begin(), op->result_end());
+  }
+  return ops;
+}
+
 /// The branch side of `add` if `branchOperand` is its branch: the chain's
-/// ops back to where the shortcut's chain forks from it, in forward order;
-/// empty if the chains do not meet. Sets `sharesInput` if they do.
+/// ops back to where the shortcut's chain forks from it, in forward order,
+/// or else the branch's slice (findBranchSlice); empty if the sides do not
+/// meet. Sets `sharesInput` if they do.
 SmallVector<Operation *> findBranch(AddOp add, unsigned branchOperand,
                                     bool &sharesInput) {
   Chain branch = followChain(add->getOperand(branchOperand));
@@ -129,15 +187,18 @@ SmallVector<Operation *> findBranch(AddOp add, unsigned branchOperand,
   while (fork < branch.values.size() &&
          !shortcutValues.contains(branch.values[fork]))
     ++fork;
-  if (fork == branch.values.size())
+  SmallVector<Operation *> ops;
+  if (fork < branch.values.size())
+    ops.assign(branch.ops.rbegin() + (branch.ops.size() - fork),
+               branch.ops.rend());
+  else if (!shortcutValues.contains(add->getOperand(branchOperand)))
+    ops = findBranchSlice(add, add->getOperand(branchOperand), shortcut);
+  if (ops.empty())
     return {};
   sharesInput = true;
-  ArrayRef<Operation *> ops = ArrayRef(branch.ops).take_front(fork);
-  if (!llvm::any_of(ops, [](Operation *op) {
-        return isa<ConvolutionLike, LinearOp>(op);
-      }))
+  if (!hasConvolutionOrLinear(ops))
     return {};
-  return SmallVector<Operation *>(llvm::reverse(ops));
+  return ops;
 }
 
 /// The residual block `add` closes, or the reason it is none (empty for an

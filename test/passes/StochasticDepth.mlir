@@ -192,6 +192,53 @@ module @ffn {
 
 // -----
 
+// Attention is a branch but not a chain: q and k both come from the norm,
+// sizes are read from it, and a mask from elsewhere (an input of the
+// block, which stays outside the composer.if).
+module @attention {
+  composer.parameter @q.weight : !composer.tensor<8x8xf32>
+  composer.parameter @k.weight : !composer.tensor<8x8xf32>
+  composer.parameter @proj.weight : !composer.tensor<8x8xf32>
+  func.func @forward(%x: !composer.tensor, %mask: !composer.tensor) -> !composer.tensor {
+    %none = composer.constant(none) : !composer.none
+    %m = composer.op "aten::logical_not"(%mask) : (!composer.tensor) -> !composer.tensor
+    %n = composer.layer_norm %x, %none, %none {cudnn_enable = true, eps = 1.000000e-05 : f64, normalized_shape = array<i64: 8>} : (!composer.tensor, !composer.none, !composer.none) -> !composer.tensor
+    %sizes = composer.op "aten::size"(%n) : (!composer.tensor) -> !composer.list<!composer.int>
+    %wq = composer.get_param @q.weight : !composer.tensor
+    %q = composer.linear %n, %wq, %none : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %wk = composer.get_param @k.weight : !composer.tensor
+    %k = composer.linear %n, %wk, %none : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %s = composer.op "aten::matmul"(%q, %k) : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %inf = composer.constant(0xFFF0000000000000 : f64) : !composer.float
+    %masked = composer.op "aten::masked_fill"(%s, %m, %inf) : (!composer.tensor, !composer.tensor, !composer.float) -> !composer.tensor
+    %v = composer.op "aten::view"(%masked, %sizes) : (!composer.tensor, !composer.list<!composer.int>) -> !composer.tensor
+    %wp = composer.get_param @proj.weight : !composer.tensor
+    %o = composer.linear %v, %wp, %none : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %y = composer.add %x, %o {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    return %y : !composer.tensor
+  }
+}
+
+// CHECK-LABEL: module @attention
+// CHECK: func.func @forward(%[[X:.*]]: !composer.tensor, %[[MASK:.*]]: !composer.tensor)
+// CHECK: %[[M:.*]] = composer.op "aten::logical_not"(%[[MASK]])
+// CHECK: %[[K:.*]] = composer.stochastic_depth_keep
+// CHECK: composer.if %[[K]] -> (!composer.tensor) {
+// CHECK: %[[N:.*]] = composer.layer_norm %[[X]]
+// CHECK: composer.op "aten::size"(%[[N]])
+// CHECK: composer.op "aten::matmul"
+// CHECK: composer.op "aten::masked_fill"(%{{.*}}, %[[M]], %{{.*}})
+// CHECK: %[[O:.*]] = composer.linear
+// CHECK: %[[D:.*]] = composer.stochastic_depth %[[O]]
+// CHECK: composer.add %[[X]], %[[D]] {alpha = 1 : i64, composer.stochastic_depth}
+// CHECK: } else {
+// CHECK-NEXT: composer.yield %[[X]] : !composer.tensor
+// CHECK-NEXT: }
+
+// REPORT: remark: composer-stochastic-depth: 1 residual blocks made stochastic, 0 skipped
+
+// -----
+
 // Adds that are not residual blocks.
 module @skips {
   composer.parameter @conv.weight : !composer.tensor<8x8x3x3xf32>

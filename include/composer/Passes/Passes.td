@@ -245,11 +245,13 @@ def StochasticDepth : Pass<"composer-stochastic-depth", "::mlir::ModuleOp"> {
     Huang et al. 2016 / DropPath as METHODS.md states it, on residual blocks
     found from the graph in any model: an add (alpha 1) of a branch (a
     chain of convolutions, norms, activations, ... with a convolution or
-    linear in it) computed from a value x and of a shortcut that is x or a
-    chain computed from x. Block i of N in forward order drops at rate
-    (i+1)/N * drop-rate (linear) or drop-rate (uniform). `sample` scales the
-    branch by a per-sample mask (stochastic_depth, method sample). `block`
-    moves the branch (and the add and a final activation) into the then
+    linear in it; or, for a branch that is no chain, such as attention, the
+    ops of its backward slice that compute from x) computed from a value x
+    and of a shortcut that is x or a chain computed from x. Block i of N in
+    forward order drops at rate (i+1)/N * drop-rate (linear) or drop-rate
+    (uniform). `sample` scales the branch by a per-sample mask
+    (stochastic_depth, method sample). `block` moves the branch (and the add
+    and a final activation) into the then
     region of a composer.if that stochastic_depth_keep decides by one
     `torch.rand(())` per block per training step; the else region yields the
     shortcut through the activation, so a dropped branch costs nothing. Both
