@@ -3,6 +3,7 @@
 
 Run from the repository root after building:
     OMP_NUM_THREADS=2 /usr/bin/python3 bench/graph_methods.py [--steps N] [--size S]
+        [--only resnet50|gpt]
 
 Each model is exported (scripted), written by composer-opt once per method,
 and every variant trained in one process, a step of each in turn, so that
@@ -32,6 +33,8 @@ GPT = [
     ("original", []),
     ("glu", ["--composer-glu"]),
     ("stochastic-depth block 0.2", ["--composer-stochastic-depth"]),
+    ("alibi", ["--composer-alibi"]),
+    ("gyro-dropout", ["--composer-gyro-dropout"]),
     ("mixed-precision", ["--composer-mixed-precision"]),
     ("mixed-precision + low-precision-norms",
      ["--composer-mixed-precision", "--composer-low-precision-norms"]),
@@ -107,13 +110,16 @@ def bench(kind, variants, tmp, args):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--only", choices=["resnet50", "gpt"])
     parser.add_argument("--size", type=int, default=128)
     args = parser.parse_args()
     if not os.path.exists(OPT):
         sys.exit(f"missing {OPT}: build first")
     with tempfile.TemporaryDirectory() as tmp:
-        bench("resnet50", RESNET, tmp, args)
-        bench("gpt", GPT, tmp, args)
+        if args.only != "gpt":
+            bench("resnet50", RESNET, tmp, args)
+        if args.only != "resnet50":
+            bench("gpt", GPT, tmp, args)
 
 
 if __name__ == "__main__":

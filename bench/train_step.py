@@ -3,6 +3,15 @@
 
 Run from the repository root after building:
     OMP_NUM_THREADS=2 /usr/bin/python3 bench/train_step.py [--steps N] [--repeat N]
+    OMP_NUM_THREADS=2 /usr/bin/python3 bench/train_step.py --algorithms
+
+--algorithms times composer-train alone, with each data-side runtime
+algorithm of issue 14 against the plain recipe: ColOut (per batch and per
+sample), RandAugment and AugMix on the Fashion-MNIST ResNet (real images, one
+loader worker), and sequence length warmup on a GPT-2-style decoder
+(synthetic tokens); also SAM and selective backprop on the ResNet. The
+variants of a model run one after another in each repeat, and the ratios
+are of medians.
 
 Same model (exported with torch.jit.script for composer-train, the same
 nn.Module run eagerly in Python), same synthetic batch shape, same optimizer
@@ -84,6 +93,115 @@ def composer_step(model_path, batch, steps, warmup, threads, tmp):
     return seconds_per_step(jsonl, steps, warmup)
 
 
+# (model, variant, the recipe's algorithms mapping)
+ALGORITHM_CASES = [
+    ("fashion-resnet-16", "plain", "{}"),
+    ("fashion-resnet-16", "colout (batch)", "{colout: {}}"),
+    ("fashion-resnet-16", "colout (per sample)", "{colout: {batch: false}}"),
+    ("fashion-resnet-16", "randaugment", "{randaugment: {}}"),
+    ("fashion-resnet-16", "augmix", "{augmix: {}}"),
+    # SAM: two forward-backward passes a step at interval 1. Selective
+    # backprop active from the first step (its default window is 0.5-0.9):
+    # a scoring forward without gradients, then keep 0.5 of the batch; with
+    # interrupt 2 every other step trains on the whole batch.
+    ("fashion-resnet-16", "sam", "{sam: {}}"),
+    ("fashion-resnet-16", "sam (interval 2)", "{sam: {interval: 2}}"),
+    ("fashion-resnet-16", "selective_backprop (interrupt 0)",
+     "{selective_backprop: {start: 0, end: 1, interrupt: 0}}"),
+    ("fashion-resnet-16", "selective_backprop",
+     "{selective_backprop: {start: 0, end: 1}}"),
+    ("gpt-4x256", "plain", "{}"),
+    ("gpt-4x256", "seq_length_warmup",
+     "{seq_length_warmup: {max_seq_length: 128}}"),
+]
+
+FASHION = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"
+ALGORITHM_DATA = {
+    "fashion-resnet-16": f"""
+  images: {FASHION}
+  labels: {FASHION.replace("images-idx3", "labels-idx1")}
+  normalize: {{mean: [0.2860], std: [0.3530]}}
+  batch_size: 128
+  num_workers: 1""",
+    # Sequence length warmup's default duration (0.3) covers the first 30%
+    # of the run: the timed steps are all but the first.
+    "gpt-4x256": """
+  type: synthetic
+  num_samples: 4096
+  shape: [128]
+  vocab_size: 1000
+  batch_size: 8
+  num_workers: 1""",
+}
+
+ALGORITHM_RECIPE = """
+model: {model}
+seed: 1
+train_data:{data}
+  limit: {samples}
+  shuffle: false
+optimizer: {{name: sgd, lr: 0.01, momentum: 0.9}}
+max_duration: {steps}ba
+threads: {threads}
+algorithms: {algorithms}
+loggers: {{progress_bar: false, jsonl: {jsonl}}}
+callbacks: {{speed_monitor: {{window_size: 10}}}}
+"""
+
+
+def export_algorithm_model(name, path):
+    if name == "gpt-4x256":
+        sys.path.insert(0, os.path.join(ROOT, "test", "e2e_lib"))
+        from models import GPT
+        model = GPT(vocab=1000, dim=256, heads=4, layers=4, context=128)
+    else:
+        model = FashionResNet(16)
+    torch.manual_seed(0)
+    torch.jit.script(model.train()).save(path)
+
+
+def algorithm_step(model_name, path, algorithms, args, tmp):
+    jsonl = os.path.join(tmp, "metrics.jsonl")
+    if os.path.exists(jsonl):
+        os.remove(jsonl)
+    recipe = os.path.join(tmp, "recipe.yaml")
+    batch = 128 if model_name.startswith("fashion") else 8
+    with open(recipe, "w") as f:
+        f.write(ALGORITHM_RECIPE.format(
+            model=path, data=ALGORITHM_DATA[model_name],
+            samples=batch * args.steps, steps=args.steps,
+            threads=args.threads, algorithms=algorithms, jsonl=jsonl))
+    subprocess.run([TRAIN, recipe], check=True)
+    # The decoder is timed from its second step, so that sequence length
+    # warmup's ramp (the first 30% of the run) is in the window.
+    skip = 1 if model_name.startswith("gpt") else args.warmup
+    return seconds_per_step(jsonl, args.steps, skip)
+
+
+def compare_algorithms(args):
+    print(f"composer-train, {args.threads} threads, {args.steps} steps "
+          f"(ResNet: the last {args.steps - args.warmup} timed, decoder: the "
+          f"last {args.steps - 1}), median of {args.repeat}")
+    print("| model | variant | ms/step | ratio to plain |")
+    print("| --- | --- | --- | --- |")
+    with tempfile.TemporaryDirectory() as tmp:
+        models = {}
+        for name, _, _ in ALGORITHM_CASES:
+            if name not in models:
+                models[name] = os.path.join(tmp, name + ".pt")
+                export_algorithm_model(name, models[name])
+        times = {(name, variant): [] for name, variant, _ in ALGORITHM_CASES}
+        for _ in range(args.repeat):
+            for name, variant, algorithms in ALGORITHM_CASES:
+                times[name, variant].append(algorithm_step(
+                    name, models[name], algorithms, args, tmp))
+        for name, variant, _ in ALGORITHM_CASES:
+            median = statistics.median(times[name, variant])
+            plain = statistics.median(times[name, "plain"])
+            print(f"| {name} | {variant} | {median * 1e3:.1f} | "
+                  f"{median / plain:.3f} |", flush=True)
+
+
 def eager_in_process(case, batch, steps, warmup, threads, retain):
     """Runs eager_step in a fresh Python process, like a user's script."""
     out = subprocess.run(
@@ -121,6 +239,8 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--threads", type=int,
                         default=int(os.environ.get("OMP_NUM_THREADS", "2")))
+    parser.add_argument("--algorithms", action="store_true",
+                        help="time issue 14's data-side algorithms instead")
     parser.add_argument("--eager", help=argparse.SUPPRESS)
     parser.add_argument("--batch", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--retain", action="store_true",
@@ -133,6 +253,9 @@ def main():
         make = dict((name, make) for name, make, _ in CASES)[args.eager]
         print(eager_step(make, args.batch, args.steps, args.warmup,
                          args.threads))
+        return
+    if args.algorithms:
+        compare_algorithms(args)
         return
     print(f"torch {torch.__version__}, {args.threads} threads, "
           f"{args.steps - args.warmup} timed steps, median of {args.repeat}")

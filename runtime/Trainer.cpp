@@ -11,7 +11,9 @@
 
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <sstream>
 
 namespace composer::runtime {
@@ -119,6 +121,41 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
   // Fail now, not at the first batch, if autocast cannot run here.
   { AutocastGuard probe(config_.precision, config_.device); }
 
+  state_.communicator = communicator;
+  state_.trainLoader = config_.trainLoader.get();
+  state_.lossFunction = [this](const torch::Tensor &outputs,
+                               const torch::Tensor &target, bool perSample) {
+    return computeLoss(outputs, target, perSample);
+  };
+  state_.recomputeGradients = [this] {
+    optimizer_->zeroGrad();
+    torch::Tensor loss;
+    {
+      AutocastGuard autocast(config_.precision, config_.device);
+      loss = computeLoss(outputTensor(state_.model.forward({stepInput_})),
+                         stepTarget_);
+    }
+    return backward(loss);
+  };
+  state_.trainingBatch = [this](int64_t epoch, int64_t index) {
+    return onDevice(config_.trainLoader->makeBatch(epoch, index));
+  };
+  // Composer warns when more than one algorithm interpolates the loss.
+  std::vector<std::string> interpolating;
+  for (const auto &algorithm : config_.algorithms)
+    if (algorithm->interpolatesLoss())
+      interpolating.push_back(algorithm->name());
+  if (interpolating.size() > 1) {
+    std::string names;
+    for (const std::string &name : interpolating)
+      names += (names.empty() ? "" : ", ") + name;
+    warnings_.push_back("multiple algorithms interpolating the loss can lead "
+                        "to unexpected behavior: " +
+                        names);
+  }
+  for (const std::string &warning : warnings_)
+    std::cerr << "composer-train: warning: " << warning << "\n";
+
   extras_.algorithms = &config_.algorithms;
   extras_.gradScaler = gradScaler_.get();
   extras_.pipeline = config_.pipeline;
@@ -136,10 +173,38 @@ Batch Trainer::onDevice(Batch batch) const {
   return batch;
 }
 
+/// Composer's AFTER_* events (EVAL_AFTER_FORWARD is not one of them).
+static bool isAfterEvent(Event event) {
+  switch (event) {
+  case Event::AfterLoad:
+  case Event::AfterDataloader:
+  case Event::AfterForward:
+  case Event::AfterLoss:
+  case Event::AfterBackward:
+  case Event::AfterTrainBatch:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// Composer's engine: the algorithms that match, in recipe order, reversed
+/// on AFTER_* events; then those that run first (selective backprop) moved
+/// to the front. Composer moves them first and reverses after, which would
+/// put selective backprop last on AFTER_DATALOADER, against its own stated
+/// rule that it runs before every augmentation.
 void Trainer::fire(Event event) {
+  std::vector<Algorithm *> matched;
   for (auto &algorithm : config_.algorithms)
     if (algorithm->match(event, state_))
-      algorithm->apply(event, state_, config_.logger);
+      matched.push_back(algorithm.get());
+  if (isAfterEvent(event))
+    std::reverse(matched.begin(), matched.end());
+  std::stable_partition(
+      matched.begin(), matched.end(),
+      [](Algorithm *algorithm) { return algorithm->runsFirst(); });
+  for (Algorithm *algorithm : matched)
+    algorithm->apply(event, state_, config_.logger);
   for (auto &callback : config_.callbacks)
     callback->runEvent(event, state_, config_.logger);
 }
@@ -160,18 +225,56 @@ void Trainer::restore() {
 }
 
 torch::Tensor Trainer::computeLoss(const torch::Tensor &outputs,
-                                   const torch::Tensor &target) const {
-  if (config_.loss == "mse")
-    return torch::mse_loss(outputs, target.to(outputs.scalar_type()));
+                                   const torch::Tensor &target,
+                                   bool perSample) const {
+  int64_t samples = outputs.size(0);
+  if (config_.loss == "mse") {
+    if (!perSample)
+      return torch::mse_loss(outputs, target.to(outputs.scalar_type()));
+    return torch::mse_loss(outputs, target.to(outputs.scalar_type()),
+                           at::Reduction::None)
+        .reshape({samples, -1})
+        .mean(1);
+  }
   // Language models: [B, T, V] logits against [B, T] tokens.
   bool soft = torch::isFloatingType(target.scalar_type());
   if (outputs.dim() == 3) {
     int64_t classes = outputs.size(-1);
-    return torch::cross_entropy_loss(outputs.reshape({-1, classes}),
-                                     soft ? target.reshape({-1, classes})
-                                          : target.reshape({-1}));
+    torch::Tensor flatTarget =
+        soft ? target.reshape({-1, classes}) : target.reshape({-1});
+    if (!perSample)
+      return torch::cross_entropy_loss(outputs.reshape({-1, classes}),
+                                       flatTarget);
+    return torch::cross_entropy_loss(outputs.reshape({-1, classes}), flatTarget,
+                                     {}, at::Reduction::None)
+        .view({samples, -1})
+        .mean(1);
   }
-  return torch::cross_entropy_loss(outputs, target);
+  if (!perSample)
+    return torch::cross_entropy_loss(outputs, target);
+  return torch::cross_entropy_loss(outputs, target, {}, at::Reduction::None);
+}
+
+bool Trainer::backward(const torch::Tensor &loss) {
+  if (Communicator *communicator = config_.communicator.get()) {
+    communicator->prepareForBackward(loss);
+    try {
+      gradScaler_->scale(loss).backward();
+      communicator->finishBackward();
+    } catch (const DistributedError &) {
+      throw;
+    } catch (const std::exception &e) {
+      communicator->fail(e.what());
+    }
+  } else {
+    gradScaler_->scale(loss).backward();
+  }
+  if (!gradScaler_->enabled())
+    return true;
+  std::vector<torch::Tensor> parameters;
+  for (const auto &[name, parameter] : state_.parameters)
+    parameters.push_back(parameter);
+  return gradScaler_->unscale(parameters);
 }
 
 void Trainer::trainBatch(Batch batch) {
@@ -184,10 +287,12 @@ void Trainer::trainBatch(Batch batch) {
   {
     AutocastGuard autocast(config_.precision, config_.device);
     fire(Event::BeforeForward);
-    state_.outputs = outputTensor(state_.model.forward({state_.batch.input}));
+    stepInput_ = state_.batch.input;
+    state_.outputs = outputTensor(state_.model.forward({stepInput_}));
     fire(Event::AfterForward);
     fire(Event::BeforeLoss);
-    state_.loss = computeLoss(state_.outputs, state_.batch.target);
+    stepTarget_ = state_.batch.target;
+    state_.loss = computeLoss(state_.outputs, stepTarget_);
     fire(Event::AfterLoss);
   }
   // The group's mean loss: what is logged, and what decides a NaN stop on
@@ -211,34 +316,19 @@ void Trainer::trainBatch(Batch batch) {
     throw TrainingError(message.str());
   }
   fire(Event::BeforeBackward);
-  if (Communicator *communicator = config_.communicator.get()) {
-    communicator->prepareForBackward(state_.loss);
-    try {
-      gradScaler_->scale(state_.loss).backward();
-      communicator->finishBackward();
-    } catch (const DistributedError &) {
-      throw;
-    } catch (const std::exception &e) {
-      communicator->fail(e.what());
-    }
-  } else {
-    gradScaler_->scale(state_.loss).backward();
-  }
-  bool finite = true;
-  if (gradScaler_->enabled()) {
-    std::vector<torch::Tensor> parameters;
-    for (const auto &[name, parameter] : state_.parameters)
-      parameters.push_back(parameter);
-    finite = gradScaler_->unscale(parameters);
-  }
+  state_.gradientsFinite = backward(state_.loss);
   fire(Event::AfterBackward);
+  bool finite = state_.gradientsFinite;
   if (finite)
     optimizer_->step();
   gradScaler_->update(finite);
+  stepInput_ = stepTarget_ = torch::Tensor();
   fire(Event::AfterTrainBatch);
 
-  int64_t samples = state_.batch.size() * state_.worldSize;
-  int64_t tokens = samples * config_.trainLoader->dataset().tokensPerSample;
+  // Composer counts the samples the loader gave, before any algorithm
+  // dropped some (selective backprop).
+  int64_t samples = loadedSamples_ * state_.worldSize;
+  int64_t tokens = state_.batchTokens * state_.worldSize;
   ++now.batch;
   ++now.batchInEpoch;
   now.sample += samples;
@@ -295,6 +385,9 @@ void Trainer::fit() {
         break;
       }
       state_.batch = onDevice(std::move(*batch));
+      loadedSamples_ = state_.batch.size();
+      state_.batchTokens =
+          loadedSamples_ * config_.trainLoader->dataset().tokensPerSample;
       fire(Event::AfterDataloader);
       trainBatch(std::move(state_.batch));
       if (config_.evalLoader &&

@@ -393,6 +393,33 @@ LogicalResult StochasticDepthKeepOp::verify() {
   return verifyDropRate(*this, getDropRate().convertToDouble());
 }
 
+LogicalResult GyroDropoutOp::verify() {
+  double p = getP().convertToDouble();
+  if (!(p >= 0.0 && p < 1.0))
+    return emitOpError("p must be in [0, 1), got ") << p;
+  if (getSigma() < 1 || getTau() < 1)
+    return emitOpError("sigma and tau must be >= 1, got ")
+           << getSigma() << " and " << getTau();
+  if (getFeatureDim() != 1 && getFeatureDim() != -1)
+    return emitOpError("feature_dim must be 1 or -1, got ") << getFeatureDim();
+  // Shapes where the buffers' types tell them.
+  auto masks = cast<TorchTensorType>(getMasks().getType());
+  if (masks.getHasRank() &&
+      (masks.getRank() != 2 ||
+       (masks.getSizes()[0] != getSigma() &&
+        masks.getSizes()[0] != TorchTensorType::kUnknownSize)))
+    return emitOpError("masks must be sigma (")
+           << getSigma() << ") x F, got " << masks;
+  auto selected = cast<TorchTensorType>(getSelected().getType());
+  if (selected.getHasRank() &&
+      (selected.getRank() != 1 ||
+       (selected.getSizes()[0] != getTau() &&
+        selected.getSizes()[0] != TorchTensorType::kUnknownSize)))
+    return emitOpError("selected must hold tau (")
+           << getTau() << ") indices, got " << selected;
+  return success();
+}
+
 // Ops with an in-place variant write their first operand when `inplace`;
 // dropout also advances the global RNG.
 template <typename OpT>

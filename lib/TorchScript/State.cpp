@@ -259,13 +259,78 @@ materializeSvdFactor(StringRef key, bool first, StringRef source,
   return factor.reshape(shape.vec()).to(dtype).contiguous();
 }
 
+/// "dropout_mask:<p>": Composer's GyroDropout masks, `(rand(shape) >
+/// p).float()`, drawn from a generator seeded by the name, so that exports
+/// are reproducible.
+FailureOr<at::Tensor> materializeDropoutMask(StringRef key, StringRef rate,
+                                             const std::vector<int64_t> &shape,
+                                             c10::ScalarType dtype,
+                                             Location loc) {
+  double p;
+  if (rate.getAsDouble(p) || !(p >= 0.0 && p < 1.0))
+    return emitError(loc, "'")
+           << key << "': dropout_mask needs a rate in [0, 1), got '" << rate
+           << "'";
+  at::Generator generator =
+      at::make_generator<at::CPUGeneratorImpl>(llvm::xxh3_64bits(key));
+  return at::rand(shape, generator).gt(p).to(dtype);
+}
+
+/// "tril_ones": lower-triangular ones in the last two dimensions, the same
+/// in every leading one (a causal mask).
+constexpr llvm::StringLiteral kTrilOnesInit = "tril_ones";
+
+FailureOr<at::Tensor> materializeTrilOnes(StringRef key,
+                                          TorchTensorType declared,
+                                          c10::ScalarType dtype, Location loc) {
+  std::vector<int64_t> shape = declared.getSizes().vec();
+  if (shape.size() < 2)
+    return emitError(loc, "'")
+           << key << "': \"tril_ones\" needs 2 or more dimensions, got "
+           << declared;
+  return at::ones({shape[shape.size() - 2], shape.back()},
+                  at::TensorOptions().dtype(dtype))
+      .tril()
+      .expand(shape)
+      .contiguous();
+}
+
+/// On state the model has, "tril_ones" is what a pass assumed the tensor
+/// holds when it rewrote the graph (composer-alibi builds a causal mask
+/// buffer's slices from the sequence length instead): a tensor that differs
+/// fails the export.
+LogicalResult checkAssumedValue(StringRef key, const at::Tensor &tensor,
+                                Attribute initializer, TorchTensorType declared,
+                                Location loc) {
+  auto kind = dyn_cast_or_null<StringAttr>(initializer);
+  if (!kind || kind.getValue() != kTrilOnesInit)
+    return success();
+  std::optional<c10::ScalarType> dtype = exportDtype(declared.getDtype());
+  if (!dtype)
+    return emitError(loc, "'") << key << "' has no tensor dtype";
+  FailureOr<at::Tensor> expected =
+      materializeTrilOnes(key, declared, *dtype, loc);
+  if (failed(expected))
+    return failure();
+  if (tensor.sizes() == expected->sizes() &&
+      at::equal(tensor.detach().to(*dtype), *expected))
+    return success();
+  return emitError(loc, "'")
+         << key
+         << "' does not hold lower-triangular ones (\"tril_ones\"), which "
+            "a pass assumed when it rewrote the graph (composer-alibi reads a "
+            "causal mask built from the sequence length instead): the "
+            "exported model would compute something else";
+}
+
 /// The tensor a new parameter or buffer starts as: a dense initializer
 /// broadcast to the declared shape (a 1x1x3x3 blur filter for a Cx1x3x3
 /// buffer, say), or "linear_default[:fan_in]", PyTorch's nn.Linear
 /// initialization (uniform in +-1/sqrt(fan_in), weight and bias alike)
 /// drawn from a generator seeded by the name, so that exports are
 /// reproducible; or "svd_first:<key>" / "svd_second:<key>", a factor of
-/// the SVD of `model`'s tensor <key> (materializeSvdFactor).
+/// the SVD of `model`'s tensor <key> (materializeSvdFactor); or
+/// "dropout_mask:<p>" (materializeDropoutMask).
 FailureOr<at::Tensor> materializeInitializer(StringRef key,
                                              Attribute initializer,
                                              TorchTensorType declared,
@@ -276,10 +341,14 @@ FailureOr<at::Tensor> materializeInitializer(StringRef key,
   if (!dtype)
     return emitError(loc, "'") << key << "' has no tensor dtype";
   if (auto kind = dyn_cast_or_null<StringAttr>(initializer)) {
+    if (kind.getValue() == kTrilOnesInit)
+      return materializeTrilOnes(key, declared, *dtype, loc);
     auto [svdKind, source] = kind.getValue().split(':');
     if ((svdKind == "svd_first" || svdKind == "svd_second") && !source.empty())
       return materializeSvdFactor(key, svdKind == "svd_first", source, declared,
                                   *dtype, model, svds, loc);
+    if (svdKind == "dropout_mask")
+      return materializeDropoutMask(key, source, shape, *dtype, loc);
     std::optional<int64_t> fanIn = getLinearInitFanIn(kind.getValue(), shape);
     if (!fanIn)
       return emitError(loc, "'")
@@ -330,6 +399,9 @@ LogicalResult StateSync::declare(Operation *decl, StringRef key,
     c10::IValue value = owner.attr(name.str());
     if (!value.isTensor())
       return emitError(loc, "'") << key << "' is not a tensor in the model";
+    if (failed(checkAssumedValue(key, value.toTensor(), initializer,
+                                 cast<TorchTensorType>(type), loc)))
+      return failure();
     if (isParameter && value.toTensor().requires_grad() == frozen)
       value.toTensor().requires_grad_(!frozen);
     at::Tensor formatted = inMemoryFormat(value.toTensor(), channelsLast);

@@ -3,7 +3,9 @@
 // Keeps an fp32 average of every parameter and floating-point buffer (integer
 // buffers such as num_batches_tracked are copied, as averaging them is
 // meaningless). Evaluation runs with the average swapped into the model; the
-// training weights go back at EVAL_END. The average is checkpointed by
+// training weights go back at EVAL_END. At FIT_END the average goes into the
+// model for good (Composer: the trained model is the EMA model); a later fit
+// takes the training weights back first. The average is checkpointed by
 // state_dict name, so a resumed run continues it exactly.
 //
 //===----------------------------------------------------------------------===//
@@ -60,9 +62,10 @@ public:
       return !average_.empty() &&
              state.timestamp.batch % intervalBatches(state) == 0;
     case Event::EvalStart:
-      return !average_.empty() && !swapped_;
+    case Event::FitEnd:
+      return !average_.empty() && !averageActive_;
     case Event::EvalEnd:
-      return swapped_;
+      return swappedForEval_;
     default:
       return false;
     }
@@ -73,26 +76,23 @@ public:
     NamedTensors current = parametersAndBuffers(state.model);
     switch (event) {
     case Event::FitStart:
+      if (averageActive_) // after a previous fit's FIT_END
+        restoreTraining(current);
       initialize(current);
       break;
     case Event::BatchEnd:
       update(current, state);
       break;
     case Event::EvalStart:
-      checkLayout(current);
-      training_.clear();
-      for (size_t i = 0; i < current.size(); ++i) {
-        training_.push_back(current[i].second.detach().clone());
-        current[i].second.copy_(average_[i].second);
-      }
-      swapped_ = true;
+      swapInAverage(current);
+      swappedForEval_ = true;
       break;
     case Event::EvalEnd:
-      checkLayout(current);
-      for (size_t i = 0; i < current.size(); ++i)
-        current[i].second.copy_(training_[i]);
-      training_.clear();
-      swapped_ = false;
+      restoreTraining(current);
+      swappedForEval_ = false;
+      break;
+    case Event::FitEnd:
+      swapInAverage(current);
       break;
     default:
       break;
@@ -106,6 +106,9 @@ public:
   }
 
   void loadState(torch::serialize::InputArchive &archive) override {
+    // The checkpoint's model weights are the training weights now.
+    training_.clear();
+    averageActive_ = swappedForEval_ = false;
     loaded_.clear();
     for (const std::string &key : archive.keys()) {
       torch::Tensor t;
@@ -144,6 +147,24 @@ private:
     return it->second;
   }
 
+  void swapInAverage(const NamedTensors &current) {
+    checkLayout(current);
+    training_.clear();
+    for (size_t i = 0; i < current.size(); ++i) {
+      training_.push_back(current[i].second.detach().clone());
+      current[i].second.copy_(average_[i].second);
+    }
+    averageActive_ = true;
+  }
+
+  void restoreTraining(const NamedTensors &current) {
+    checkLayout(current);
+    for (size_t i = 0; i < current.size(); ++i)
+      current[i].second.copy_(training_[i]);
+    training_.clear();
+    averageActive_ = false;
+  }
+
   void checkLayout(const NamedTensors &current) const {
     if (current.size() != average_.size())
       throw std::runtime_error("ema: the model's parameters changed since "
@@ -174,10 +195,11 @@ private:
   }
 
   Time halfLife_, updateInterval_;
-  NamedTensors average_;                        // fp32, model order
-  std::vector<torch::Tensor> training_;         // held aside during evaluation
+  NamedTensors average_;                // fp32, model order
+  std::vector<torch::Tensor> training_; // held aside while the average is in
   std::map<std::string, torch::Tensor> loaded_; // from a checkpoint
-  bool swapped_ = false;
+  bool averageActive_ = false;                  // the model holds the average
+  bool swappedForEval_ = false;                 // EVAL_START put it there
 };
 
 const AlgorithmRegistration<Ema, EmaOptions>

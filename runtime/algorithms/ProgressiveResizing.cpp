@@ -2,7 +2,8 @@
 //
 // The scale stays at `initialScale` until `delayFraction` of the run, ramps
 // linearly to 1 at 1 - `finetuneFraction` and stays there. Classification
-// targets do not depend on the image size, so only inputs change.
+// targets do not depend on the image size, so only inputs change. `crop`
+// takes a window at a position drawn per batch from the batch's generator.
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,7 +71,13 @@ public:
     if (newHeight == height && newWidth == width)
       return;
     if (crop_) {
-      int64_t top = (height - newHeight) / 2, left = (width - newWidth) / 2;
+      // One window per batch at a uniform position (Composer's _make_crop;
+      // every position, where Composer's randint misses the last one).
+      torch::Generator gen = state.generatorFor(name());
+      int64_t top =
+          torch::randint(height - newHeight + 1, {1}, gen).item<int64_t>();
+      int64_t left =
+          torch::randint(width - newWidth + 1, {1}, gen).item<int64_t>();
       state.batch.input = x.slice(2, top, top + newHeight)
                               .slice(3, left, left + newWidth)
                               .contiguous(x.suggest_memory_format());
@@ -118,7 +125,8 @@ const AlgorithmRegistration<ProgressiveResizing, Options> registration(
       "fraction of the run at full size, at the end"},
      {"size_increment", &Options::sizeIncrement,
       "sides are rounded down to a multiple of this"},
-     {"mode", &Options::mode, "'resize' (bilinear) or 'crop' (the centre)"}});
+     {"mode", &Options::mode,
+      "'resize' (bilinear) or 'crop' (at a random position)"}});
 
 } // namespace
 } // namespace composer::runtime

@@ -92,8 +92,22 @@ torch::Tensor gatherRows(const torch::Tensor &src, const int64_t *index,
   return out;
 }
 
-/// uint8 [N,C,H,W] rows -> float [B,C,H,W]: scale to [0,1], random crop (zero
-/// padding before normalization) and flip, normalize; one pass per pixel.
+/// A transform's result, checked against what the loader expects of it.
+torch::Tensor checkedSample(torch::Tensor result, const SampleTransform &by,
+                            const std::vector<int64_t> &shape,
+                            torch::ScalarType dtype) {
+  if (!result.defined() || result.sizes() != at::IntArrayRef(shape) ||
+      result.scalar_type() != dtype)
+    throw std::runtime_error(by.name() +
+                             ": the transform returned a sample of the "
+                             "wrong shape or type");
+  return result.contiguous();
+}
+
+/// uint8 [N,C,H,W] rows -> float [B,C,H,W]: per-sample augmentations of the
+/// uint8 image, scale to [0,1], random crop (zero padding before
+/// normalization) and flip, normalize, per-sample augmentations of the
+/// normalized sample; one pass per pixel without augmentations.
 torch::Tensor imageBatch(const torch::Tensor &images, const int64_t *index,
                          int64_t count, const DataLoaderOptions &o,
                          int64_t epoch, bool parallel) {
@@ -122,11 +136,27 @@ torch::Tensor imageBatch(const torch::Tensor &images, const int64_t *index,
   }
   const int64_t pad = t.randomCropPadding;
   const int64_t plane = h * w, sample = c * plane;
-  torch::Tensor out = torch::empty({count, c, h, w}, torch::kFloat);
+  std::vector<const SampleTransform *> onImage, onSample;
+  std::vector<int64_t> outShape{c, h, w};
+  for (const auto &transform : o.sampleTransforms) {
+    if (transform->stage() == SampleStage::Image) {
+      onImage.push_back(transform.get());
+    } else {
+      onSample.push_back(transform.get());
+      outShape = transform->outputShape(outShape);
+    }
+  }
+  const int64_t outSampleSize = outShape[0] * outShape[1] * outShape[2];
+  torch::Tensor out = torch::empty(
+      {count, outShape[0], outShape[1], outShape[2]}, torch::kFloat);
   const uint8_t *src = images.data_ptr<uint8_t>();
   float *dst = out.data_ptr<float>();
 
   auto build = [&](int64_t begin, int64_t end) {
+    // Normalized-stage transforms read the sample from here.
+    torch::Tensor normalized;
+    if (!onSample.empty())
+      normalized = torch::empty({c, h, w}, torch::kFloat);
     for (int64_t b = begin; b < end; ++b) {
       // Draw all three numbers always, so enabling one transform leaves the
       // other's choices unchanged.
@@ -143,7 +173,19 @@ torch::Tensor imageBatch(const torch::Tensor &images, const int64_t *index,
       int64_t x1 = flip ? std::min(w, w + sx) : std::min(w, w - sx);
       x1 = std::max(x0, x1);
       const uint8_t *in = src + index[b] * sample;
-      float *outSample = dst + b * sample;
+      torch::Tensor augmented; // keeps the augmented image alive
+      if (!onImage.empty()) {
+        augmented = torch::from_blob(const_cast<uint8_t *>(in), {c, h, w},
+                                     torch::kUInt8);
+        for (const SampleTransform *transform : onImage) {
+          SampleRandom random(o.seed, epoch, index[b], transform->name());
+          augmented = checkedSample(transform->apply(augmented, random),
+                                    *transform, {c, h, w}, torch::kUInt8);
+        }
+        in = augmented.data_ptr<uint8_t>();
+      }
+      float *outSample =
+          onSample.empty() ? dst + b * sample : normalized.data_ptr<float>();
       for (int64_t ch = 0; ch < c; ++ch) {
         const float *table = lut.data() + ch * 256;
         const float fill = table[0]; // padding is 0 before normalization
@@ -168,6 +210,18 @@ torch::Tensor imageBatch(const torch::Tensor &images, const int64_t *index,
           std::fill(row + x1, row + w, fill);
         }
       }
+      if (onSample.empty())
+        continue;
+      torch::Tensor x = normalized;
+      std::vector<int64_t> shape{c, h, w};
+      for (const SampleTransform *transform : onSample) {
+        SampleRandom random(o.seed, epoch, index[b], transform->name());
+        shape = transform->outputShape(shape);
+        x = checkedSample(transform->apply(x, random), *transform, shape,
+                          torch::kFloat);
+      }
+      std::memcpy(dst + b * outSampleSize, x.data_ptr<float>(),
+                  size_t(outSampleSize) * sizeof(float));
     }
   };
   if (parallel) {
@@ -325,9 +379,34 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset,
     copy->targets = ds.targets.contiguous();
     dataset_ = std::move(copy);
   }
+  // Checked (and de-duplicated) as if added one by one.
+  auto transforms = std::move(options_.sampleTransforms);
+  options_.sampleTransforms.clear();
+  for (auto &transform : transforms)
+    setSampleTransform(std::move(transform));
 }
 
 DataLoader::~DataLoader() = default;
+
+void DataLoader::setSampleTransform(
+    std::shared_ptr<const SampleTransform> transform) {
+  if (!transform)
+    throw std::invalid_argument("DataLoader: null sample transform");
+  const torch::Tensor &inputs = dataset_->inputs;
+  if (inputs.scalar_type() != torch::kUInt8 || inputs.dim() != 4)
+    throw std::invalid_argument(
+        transform->name() +
+        " needs images (uint8 [N, C, H, W]); the data are " +
+        std::string(c10::toString(inputs.scalar_type())) + " of " +
+        std::to_string(inputs.dim()) + " dimensions");
+  auto &transforms = options_.sampleTransforms;
+  for (auto &existing : transforms)
+    if (existing->name() == transform->name()) {
+      existing = std::move(transform);
+      return;
+    }
+  transforms.push_back(std::move(transform));
+}
 
 int64_t DataLoader::samplesPerEpoch() const {
   int64_t share = rankShare(dataset_->size(), options_.worldSize);

@@ -104,6 +104,19 @@ def main():
                 continue
             diff = close(label, outputs(ref, x, False), outputs(candidate, x, False))
             print(f"{label}: matches the reference (max abs diff {diff:.2e})")
+    if method == "alibi":
+        # ALiBi's point: past the original position table and mask.
+        long = example.repeat(1, 2)
+        try:
+            original.eval()(long)
+            fail(f"the original model runs on {long.shape[1]} tokens")
+        except RuntimeError:
+            pass
+        with torch.no_grad():
+            diff = close("eval long input", outputs(ref, long, False),
+                         outputs(candidate, long, False))
+        print(f"eval long input: {long.shape[1]} tokens (the original fails), "
+              f"matches the reference (max abs diff {diff:.2e})")
 
     out_ref = outputs(ref, example, mode == "script")
     out_cand = outputs(candidate, example, True)

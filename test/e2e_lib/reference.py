@@ -441,3 +441,126 @@ METHODS["stochastic_depth"] = stochastic_depth
 METHODS["stochastic_depth_sample"] = (
     lambda model, **options: stochastic_depth(
         model, stochastic_method="sample", **options))
+
+
+class GyroDropout(nn.Module):
+    """Composer's GyroDropoutLayer with composer-gyro-dropout's state: the
+    masks drawn at export, the active indices and the step counter as
+    buffers, the period shared by the model. Composer's formula,
+    repeat_interleave of the active masks, where tau divides the batch;
+    otherwise sample s takes active mask floor(s * t / B), t = min(tau, B).
+    The mask runs over the last dimension, broadcast over the middle ones."""
+
+    def __init__(self, p, masks, selected, step, holder):
+        super().__init__()
+        self.p = p
+        self.register_buffer("preselect_masks", masks.clone())
+        self.register_buffer("selected_indices", selected.clone())
+        self.register_buffer("training_step", step.clone())
+        # Not a submodule: the model owns the period's holder.
+        object.__setattr__(self, "holder", holder)
+
+    def forward(self, x):
+        if not self.training:
+            return x
+        sigma, tau = self.preselect_masks.shape[0], self.selected_indices.numel()
+        if self.training_step % max(int(self.holder.period), 1) == 0:
+            self.selected_indices.copy_(torch.randint(
+                sigma, (tau,), device=self.selected_indices.device))
+        self.training_step += 1
+        batch = x.shape[0]
+        picked = self.preselect_masks[self.selected_indices]
+        if batch >= tau and batch % tau == 0:
+            mask = torch.repeat_interleave(picked, batch // tau, dim=0)
+        else:
+            rows = (torch.arange(batch, device=x.device) * min(tau, batch)
+                    // batch)
+            mask = picked[rows]
+        mask = mask.view((batch,) + (1,) * (x.dim() - 2) + (-1,))
+        return x * mask * (1 / (1 - self.p))
+
+
+def gyro_dropout(model, p=0.5, traced=0, candidate_state=None):
+    """GyroDropout in place of each nn.Dropout the pass replaced (those with
+    masks in candidate_state), given the candidate's masks, indices,
+    counters and period. A traced model's other dropouts were fixed in eval
+    mode when it was traced: with `traced`, they become identities."""
+    holder = nn.Module()
+    holder.register_buffer(
+        "period", candidate_state["_composer_gyro_dropout.period"].clone())
+    sites = 0
+    names = {module: name for name, module in model.named_modules()}
+    for module in list(model.modules()):
+        for name, child in list(module.named_children()):
+            if not isinstance(child, nn.Dropout):
+                continue
+            prefix = names[child] + "."
+            if prefix + "preselect_masks" not in candidate_state:
+                if traced:
+                    setattr(module, name, nn.Identity())
+                continue
+            setattr(module, name, GyroDropout(
+                p, candidate_state[prefix + "preselect_masks"],
+                candidate_state[prefix + "selected_indices"],
+                candidate_state[prefix + "training_step"], holder))
+            sites += 1
+    model.add_module("_composer_gyro_dropout", holder)
+    return sites
+
+
+METHODS["gyro_dropout"] = gyro_dropout
+
+
+def _alibi_slopes(heads):
+    """Press et al.'s head slopes, as Composer's _get_alibi_head_slopes."""
+    def power_of_2(n):
+        start = 2 ** (-2 ** -(math.log2(n) - 3))
+        return [start * start ** i for i in range(n)]
+    if math.log2(heads).is_integer():
+        return power_of_2(heads)
+    closest = 2 ** math.floor(math.log2(heads))
+    return (power_of_2(closest)
+            + _alibi_slopes(2 * closest)[0::2][:heads - closest])
+
+
+def _alibi_attention_forward(self, x):
+    """models.CausalSelfAttention with Composer's ALiBi: m_h * j added to the
+    scores of key j (Composer's form; under the causal mask the same as
+    -m_h |i - j| up to a per-row shift, which the softmax ignores), and the
+    causal mask built for the sequence length."""
+    b, t, c = x.size()
+    q, k, v = self.qkv(x).split(c, dim=2)
+    q = q.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+    k = k.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+    v = v.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+    att = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / (k.size(-1) ** 0.5))
+    slopes = torch.tensor(_alibi_slopes(self.heads))
+    att = att + slopes.view(-1, 1, 1) * torch.arange(t).view(1, 1, t)
+    causal = torch.tril(torch.ones(t, t, dtype=torch.bool, device=x.device))
+    att = att.masked_fill(~causal, float("-inf"))
+    att = self.attn_drop(F.softmax(att, dim=-1))
+    y = torch.matmul(att, v).transpose(1, 2).contiguous().view(b, t, c)
+    return self.resid_drop(self.proj(y))
+
+
+def _alibi_gpt_forward(self, idx):
+    """models.GPT without its position embedding."""
+    return self.head(self.ln_f(self.blocks(self.drop(self.tok(idx)))))
+
+
+def alibi(model):
+    """ALiBi as Composer applies it to GPT-2, on models.GPT: the position
+    embedding leaves the forward (its weight stays, frozen) and each
+    attention adds its heads' linear biases. Returns the attention count."""
+    import models
+    model.pos.weight.requires_grad_(False)
+    model.forward = types.MethodType(_alibi_gpt_forward, model)
+    sites = 0
+    for module in model.modules():
+        if isinstance(module, models.CausalSelfAttention):
+            module.forward = types.MethodType(_alibi_attention_forward, module)
+            sites += 1
+    return sites
+
+
+METHODS["alibi"] = alibi

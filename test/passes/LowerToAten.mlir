@@ -146,3 +146,67 @@ module {
 // CHECK: return %[[SAMPLE]], %[[BLOCK]], %[[WARM]], %[[K]], %[[WK]]
 // CHECK-NOT: stochastic_depth
 // REPORT: remark: composer-lower-to-aten: 5 method ops lowered to aten
+
+// -----
+
+// gyro_dropout: when training, the indices re-drawn when step % max(period,
+// 1) == 0, step advanced, sample s masked by masks[selected[s * min(tau, B)
+// // B]] viewed over the last dimension (feature_dim -1) or the channels
+// (1), scaled by 1 / (1 - p); otherwise the input.
+module {
+  func.func @gyro_dropout(%x: !composer.tensor, %t: !composer.bool, %m: !composer.tensor<8x4xf32>, %s: !composer.tensor<2xi64>, %n: !composer.tensor<i64>, %p: !composer.tensor<i64>) -> (!composer.tensor, !composer.tensor) {
+    %0 = composer.gyro_dropout %x, %t masks %m selected %s step %n period %p {feature_dim = -1 : i64, p = 2.500000e-01 : f64, sigma = 8 : i64, tau = 2 : i64} : (!composer.tensor, !composer.bool, !composer.tensor<8x4xf32>, !composer.tensor<2xi64>, !composer.tensor<i64>, !composer.tensor<i64>) -> !composer.tensor
+    %1 = composer.gyro_dropout %x, %t masks %m selected %s step %n period %p {feature_dim = 1 : i64, p = 2.500000e-01 : f64, sigma = 8 : i64, tau = 2 : i64} : (!composer.tensor, !composer.bool, !composer.tensor<8x4xf32>, !composer.tensor<2xi64>, !composer.tensor<i64>, !composer.tensor<i64>) -> !composer.tensor
+    return %0, %1 : !composer.tensor, !composer.tensor
+  }
+}
+// CHECK-LABEL: func.func @gyro_dropout
+// CHECK-SAME: (%[[X:.*]]: !composer.tensor, %[[T:.*]]: !composer.bool, %[[M:.*]]: !composer.tensor<8x4xf32>, %[[S:.*]]: !composer.tensor<2xi64>, %[[N:.*]]: !composer.tensor<i64>, %[[P:.*]]: !composer.tensor<i64>)
+// CHECK: %[[LAST:.*]] = composer.if %[[T]] -> (!composer.tensor) {
+// CHECK: %[[PER:.*]] = composer.op "aten::clamp_min"(%[[P]], %{{.*}})
+// CHECK: %[[PHASE:.*]] = composer.op "aten::remainder"(%[[N]], %[[PER]])
+// CHECK: %[[EQ:.*]] = composer.op "aten::eq"(%[[PHASE]], %{{.*}})
+// CHECK: %[[DUE:.*]] = composer.op "aten::Bool"(%[[EQ]])
+// CHECK: composer.if %[[DUE]] {
+// CHECK: %[[SIGMA:.*]] = composer.constant(8) : !composer.int
+// CHECK: %[[TAU:.*]] = composer.constant([2]) : !composer.list<!composer.int>
+// CHECK: %[[LONG:.*]] = composer.constant(4) : !composer.int
+// CHECK: %[[DEV:.*]] = composer.op "prim::device"(%[[S]])
+// CHECK: %[[DRAWN:.*]] = composer.op "aten::randint"(%[[SIGMA]], %[[TAU]], %[[LONG]], %{{.*}}, %[[DEV]], %{{.*}})
+// CHECK: composer.op "aten::copy_"(%[[S]], %[[DRAWN]], %{{.*}})
+// CHECK-NEXT: composer.yield
+// CHECK-NEXT: } else {
+// CHECK-NEXT: composer.yield
+// CHECK-NEXT: }
+// CHECK: composer.op "aten::add_"(%[[N]], %{{.*}}, %{{.*}})
+// CHECK: %[[B:.*]] = composer.op "aten::size"(%[[X]], %{{.*}})
+// CHECK: %[[ACTIVE:.*]] = composer.op "prim::min"(%{{.*}}, %[[B]])
+// CHECK: %[[AR:.*]] = composer.op "aten::arange"(%[[B]],
+// CHECK: %[[SCALED:.*]] = composer.op "aten::mul"(%[[AR]], %[[ACTIVE]])
+// CHECK: %[[ROWS:.*]] = composer.op "aten::floor_divide"(%[[SCALED]], %[[B]])
+// CHECK: %[[IDS:.*]] = composer.op "aten::index_select"(%[[S]], %{{.*}}, %[[ROWS]])
+// CHECK: %[[ROWMASKS:.*]] = composer.op "aten::index_select"(%[[M]], %{{.*}}, %[[IDS]])
+// CHECK: %[[RANK:.*]] = composer.op "aten::dim"(%[[X]])
+// CHECK: %[[HEAD:.*]] = composer.op "prim::ListConstruct"(%[[B]])
+// CHECK: %[[TAIL:.*]] = composer.op "prim::ListConstruct"(%{{.*}})
+// CHECK: %[[REST:.*]] = composer.op "aten::add"(%{{.*}}, %[[TAIL]])
+// CHECK: %[[SHAPE:.*]] = composer.op "aten::add"(%[[HEAD]], %[[REST]])
+// CHECK: %[[VIEW:.*]] = composer.op "aten::view"(%[[ROWMASKS]], %[[SHAPE]])
+// CHECK: %[[TYPED:.*]] = composer.op "aten::type_as"(%[[VIEW]], %[[X]])
+// CHECK: %[[MASK:.*]] = composer.op "aten::expand_as"(%[[TYPED]], %[[X]])
+// CHECK: %[[DROPPED:.*]] = composer.op "aten::mul"(%[[X]], %[[MASK]])
+// CHECK: %[[SCALE:.*]] = composer.constant(1.3333333333333333) : !composer.float
+// CHECK: %[[OUT:.*]] = composer.op "aten::mul"(%[[DROPPED]], %[[SCALE]])
+// CHECK: composer.yield %[[OUT]]
+// CHECK: } else {
+// CHECK-NEXT: composer.yield %[[X]]
+// CHECK: %[[CHANNELS:.*]] = composer.if %[[T]] -> (!composer.tensor) {
+// CHECK: composer.op "aten::randint"
+// CHECK: %[[CB:.*]] = composer.op "aten::size"(%[[X]], %{{.*}})
+// CHECK: %[[MINUS1:.*]] = composer.constant(-1) : !composer.int
+// CHECK: %[[CHEAD:.*]] = composer.op "prim::ListConstruct"(%[[CB]], %[[MINUS1]])
+// CHECK: %[[CSHAPE:.*]] = composer.op "aten::add"(%[[CHEAD]], %{{.*}})
+// CHECK: composer.op "aten::view"(%{{.*}}, %[[CSHAPE]])
+// CHECK: return %[[LAST]], %[[CHANNELS]]
+// CHECK-NOT: gyro_dropout
+// REPORT: remark: composer-lower-to-aten: 2 method ops lowered to aten

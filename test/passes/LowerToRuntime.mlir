@@ -325,3 +325,25 @@ module {
 // CHECK-NOT: stochastic_depth
 // CHECK-NOT: composer::
 // REPORT: remark: composer-lower-to-runtime: 2 method ops lowered to runtime ops (0 max pools fused, 0 input casts absorbed), 0 skipped
+
+// -----
+
+// gyro_dropout has no runtime operator: its aten composition.
+module {
+  func.func @gyro_dropout(%x: !composer.tensor, %t: !composer.bool, %m: !composer.tensor<8x4xf32>, %s: !composer.tensor<2xi64>, %n: !composer.tensor<i64>, %p: !composer.tensor<i64>) -> !composer.tensor {
+    %0 = composer.gyro_dropout %x, %t masks %m selected %s step %n period %p {feature_dim = -1 : i64, p = 2.500000e-01 : f64, sigma = 8 : i64, tau = 2 : i64} : (!composer.tensor, !composer.bool, !composer.tensor<8x4xf32>, !composer.tensor<2xi64>, !composer.tensor<i64>, !composer.tensor<i64>) -> !composer.tensor
+    return %0 : !composer.tensor
+  }
+}
+// CHECK-LABEL: func.func @gyro_dropout
+// CHECK-SAME: (%[[X:.*]]: !composer.tensor, %[[T:.*]]: !composer.bool
+// CHECK: %[[D:.*]] = composer.if %[[T]] -> (!composer.tensor) {
+// CHECK: composer.op "aten::randint"
+// CHECK: composer.op "aten::index_select"
+// CHECK: composer.op "aten::mul"(%[[X]],
+// CHECK: } else {
+// CHECK-NEXT: composer.yield %[[X]]
+// CHECK: return %[[D]]
+// CHECK-NOT: gyro_dropout
+// CHECK-NOT: composer::
+// REPORT: remark: composer-lower-to-runtime: 1 method ops lowered to runtime ops (0 max pools fused, 0 input casts absorbed), 0 skipped

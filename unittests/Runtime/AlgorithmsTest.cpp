@@ -7,7 +7,9 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
+#include <thread>
 
 using namespace composer::runtime;
 
@@ -57,6 +59,14 @@ struct ExpectedOption {
 
 const std::map<std::string, std::vector<ExpectedOption>> &expectedAlgorithms() {
   static const std::map<std::string, std::vector<ExpectedOption>> expected = {
+      {"alibi", {{"train_sequence_length_scaling", 0.25}}},
+      {"augmix",
+       {{"severity", int64_t(3)},
+        {"depth", int64_t(-1)},
+        {"width", int64_t(3)},
+        {"alpha", 1.0},
+        {"augmentation_set", std::string("all")}}},
+      {"colout", {{"p_row", 0.15}, {"p_col", 0.15}, {"batch", true}}},
       {"cutmix", {{"alpha", 1.0}}},
       {"cutout", {{"num_holes", int64_t(1)}, {"length", 0.5}}},
       {"ema",
@@ -64,6 +74,7 @@ const std::map<std::string, std::vector<ExpectedOption>> &expectedAlgorithms() {
         {"update_interval", Time{1, TimeUnit::Batch}}}},
       {"gradient_clipping",
        {{"clipping_type", std::nullopt}, {"clipping_threshold", std::nullopt}}},
+      {"gyro_dropout", {{"period", Time{0, TimeUnit::Batch}}}},
       {"label_smoothing", {{"smoothing", 0.1}}},
       {"layer_freezing", {{"freeze_start", 0.5}, {"freeze_level", 1.0}}},
       {"mixup", {{"alpha", 0.2}}},
@@ -73,7 +84,31 @@ const std::map<std::string, std::vector<ExpectedOption>> &expectedAlgorithms() {
         {"finetune_fraction", 0.2},
         {"size_increment", int64_t(4)},
         {"mode", std::string("resize")}}},
+      {"randaugment",
+       {{"severity", int64_t(9)},
+        {"depth", int64_t(2)},
+        {"augmentation_set", std::string("all")}}},
+      {"sam", {{"rho", 0.05}, {"epsilon", 1e-12}, {"interval", int64_t(1)}}},
+      {"selective_backprop",
+       {{"start", 0.5},
+        {"end", 0.9},
+        {"keep", 0.5},
+        {"scale_factor", 1.0},
+        {"interrupt", int64_t(2)}}},
+      {"seq_length_warmup",
+       {{"duration", 0.3},
+        {"min_seq_length", int64_t(8)},
+        {"max_seq_length", int64_t(1024)},
+        {"step_size", int64_t(8)},
+        {"truncate", true}}},
       {"stochastic_depth", {{"drop_warmup", Time{0, TimeUnit::Duration}}}},
+      {"swa",
+       {{"swa_start", Time{0.7, TimeUnit::Duration}},
+        {"swa_end", Time{0.97, TimeUnit::Duration}},
+        {"update_interval", Time{1, TimeUnit::Epoch}},
+        {"swa_lr", -1.0},
+        {"anneal_strategy", std::string("linear")},
+        {"anneal_steps", int64_t(10)}}},
   };
   return expected;
 }
@@ -391,15 +426,40 @@ TEST(ProgressiveResizingTest, SizesFollowTheSchedule) {
             (std::vector<int64_t>{2, 3, 30, 30}));
 }
 
-TEST(ProgressiveResizingTest, CropTakesTheCentre) {
+TEST(ProgressiveResizingTest, CropPositionsVaryAndComeFromTheSeed) {
   auto algorithm = createAlgorithm("progressive_resizing", {{"mode", "crop"}});
-  State state = makeState();
   Logger logger;
-  torch::Tensor x = torch::rand({2, 3, 32, 32});
-  state.batch.input = x;
-  ASSERT_TRUE(fire(*algorithm, Event::AfterDataloader, state, logger));
-  EXPECT_TRUE(
-      torch::equal(state.batch.input, x.slice(2, 8, 24).slice(3, 8, 24)));
+  // Pixel (y, x) holds 100 y + x, so a window shows where it was cut.
+  torch::Tensor x =
+      (torch::arange(32).view({32, 1}) * 100 + torch::arange(32).view({1, 32}))
+          .to(torch::kFloat)
+          .expand({2, 3, 32, 32})
+          .contiguous();
+  auto cropAt = [&](int64_t batch, uint64_t seed) {
+    State state = makeState(10, 10, batch);
+    state.seed = seed;
+    state.batch.input = x;
+    EXPECT_TRUE(fire(*algorithm, Event::AfterDataloader, state, logger));
+    const torch::Tensor &out = state.batch.input;
+    EXPECT_EQ(out.sizes(), (std::vector<int64_t>{2, 3, 16, 16}));
+    auto corner = int64_t(out[0][0][0][0].item<float>());
+    int64_t top = corner / 100, left = corner % 100;
+    // One window for the whole batch, anywhere in the image.
+    EXPECT_TRUE(
+        torch::equal(out, x.slice(2, top, top + 16).slice(3, left, left + 16)));
+    EXPECT_LE(top, 16);
+    EXPECT_LE(left, 16);
+    return std::pair(top, left);
+  };
+  std::set<std::pair<int64_t, int64_t>> positions;
+  bool otherSeedDiffers = false;
+  for (int64_t batch = 0; batch < 8; ++batch) {
+    positions.insert(cropAt(batch, 17));
+    EXPECT_EQ(cropAt(batch, 17), cropAt(batch, 17)) << batch;
+    otherSeedDiffers |= cropAt(batch, 18) != cropAt(batch, 17);
+  }
+  EXPECT_GE(positions.size(), 5u);
+  EXPECT_TRUE(otherSeedDiffers);
 }
 
 TEST(ProgressiveResizingTest, ResizeIsBilinear) {
@@ -744,6 +804,66 @@ TEST(LayerFreezingTest, CheckpointRestoresTheFrozenSet) {
 }
 
 //===----------------------------------------------------------------------===//
+// ALiBi (shorter training sequences)
+//===----------------------------------------------------------------------===//
+
+/// A batch of `rows` token sequences of `length`: input t, target t + 1.
+void setTokenBatch(State &state, int64_t rows, int64_t length) {
+  state.batch.input =
+      torch::arange(rows * length, torch::kLong).view({rows, length});
+  state.batch.target = state.batch.input + 1;
+  state.batchTokens = rows * length;
+}
+
+TEST(AlibiTest, TrimsTrainingTokensAndTargets) {
+  auto algorithm = createAlgorithm("alibi");
+  State state = makeState();
+  Logger logger;
+  setTokenBatch(state, 2, 16);
+  ASSERT_TRUE(fire(*algorithm, Event::AfterDataloader, state, logger));
+  // The default keeps a quarter: each sequence's first 4 tokens.
+  torch::Tensor expected = torch::tensor({{0, 1, 2, 3}, {16, 17, 18, 19}});
+  EXPECT_TRUE(torch::equal(state.batch.input, expected));
+  EXPECT_TRUE(torch::equal(state.batch.target, expected + 1));
+  EXPECT_EQ(state.batchTokens, 8);
+}
+
+TEST(AlibiTest, KeepsTheFloorAndAtLeastOneToken) {
+  Logger logger;
+  for (auto [scaling, length, kept] :
+       {std::tuple(0.5, 7, 3), std::tuple(0.25, 3, 1), std::tuple(1.0, 5, 5)}) {
+    auto algorithm =
+        createAlgorithm("alibi", {{"train_sequence_length_scaling", scaling}});
+    State state = makeState();
+    setTokenBatch(state, 3, length);
+    ASSERT_TRUE(fire(*algorithm, Event::AfterDataloader, state, logger));
+    EXPECT_EQ(state.batch.input.sizes(), (std::vector<int64_t>{3, kept}))
+        << scaling << " of " << length;
+    EXPECT_EQ(state.batch.target.sizes(), (std::vector<int64_t>{3, kept}));
+  }
+}
+
+TEST(AlibiTest, LeavesEvaluationAndImagesAlone) {
+  auto algorithm = createAlgorithm("alibi");
+  State state = makeState();
+  setTokenBatch(state, 2, 16);
+  // Evaluation batches come with these events, never AFTER_DATALOADER.
+  for (Event event : {Event::EvalStart, Event::EvalBatchStart,
+                      Event::EvalBeforeForward, Event::BeforeForward})
+    EXPECT_FALSE(algorithm->match(event, state));
+  setIndexBatch(state, 4);
+  EXPECT_FALSE(algorithm->match(Event::AfterDataloader, state));
+}
+
+TEST(AlibiTest, ValidatesOptions) {
+  for (double scaling : {0.0, -0.5, 1.5})
+    EXPECT_THROW(
+        createAlgorithm("alibi", {{"train_sequence_length_scaling", scaling}}),
+        std::invalid_argument)
+        << scaling;
+}
+
+//===----------------------------------------------------------------------===//
 // Stochastic depth (the drop-rate warm-up)
 //===----------------------------------------------------------------------===//
 
@@ -813,6 +933,300 @@ TEST(StochasticDepthTest, NeedsTheScaleBuffer) {
   state.model = makeEmaModel();
   EXPECT_THROW(fire(*algorithm, Event::BatchStart, state, logger),
                std::runtime_error);
+}
+
+//===----------------------------------------------------------------------===//
+// ColOut
+//===----------------------------------------------------------------------===//
+
+/// Images [n, c, h, w] whose pixel (y, x) holds 100 y + x.
+torch::Tensor positionImages(int64_t n, int64_t c, int64_t h, int64_t w) {
+  return (torch::arange(h).view({h, 1}) * 100 + torch::arange(w).view({1, w}))
+      .to(torch::kFloat)
+      .expand({n, c, h, w})
+      .contiguous();
+}
+
+/// The rows and columns an image [c, h, w] of positionImages kept, checking
+/// that it is exactly those rows and columns of the original.
+std::pair<std::vector<int64_t>, std::vector<int64_t>>
+keptRowsAndColumns(const torch::Tensor &image) {
+  torch::Tensor plane = image[0].to(torch::kLong);
+  std::vector<int64_t> rows, cols;
+  for (int64_t i = 0; i < plane.size(0); ++i)
+    rows.push_back(plane[i][0].item<int64_t>() / 100);
+  for (int64_t j = 0; j < plane.size(1); ++j)
+    cols.push_back(plane[0][j].item<int64_t>() % 100);
+  torch::Tensor r = torch::tensor(rows), k = torch::tensor(cols);
+  EXPECT_TRUE(torch::equal(plane, r.view({-1, 1}) * 100 + k.view({1, -1})));
+  EXPECT_TRUE(std::is_sorted(rows.begin(), rows.end()));
+  EXPECT_TRUE(std::is_sorted(cols.begin(), cols.end()));
+  EXPECT_EQ(std::set<int64_t>(rows.begin(), rows.end()).size(), rows.size());
+  EXPECT_EQ(std::set<int64_t>(cols.begin(), cols.end()).size(), cols.size());
+  return {rows, cols};
+}
+
+TEST(ColOutTest, BatchModeDropsTheSameRowsAndColumnsFromEveryImage) {
+  auto algorithm = createAlgorithm("colout", {{"p_row", 0.15}, {"p_col", 0.5}});
+  State state = makeState();
+  Logger logger;
+  state.batch.input = positionImages(4, 3, 28, 20);
+  state.batch.target = torch::arange(4, torch::kLong);
+  ASSERT_TRUE(fire(*algorithm, Event::AfterDataloader, state, logger));
+  // int(0.85 * 28) = 23 rows, int(0.5 * 20) = 10 columns.
+  EXPECT_EQ(state.batch.input.sizes(), (std::vector<int64_t>{4, 3, 23, 10}));
+  auto kept = keptRowsAndColumns(state.batch.input[0]);
+  for (int64_t i = 1; i < 4; ++i)
+    EXPECT_EQ(keptRowsAndColumns(state.batch.input[i]), kept);
+  EXPECT_TRUE(torch::equal(state.batch.target, torch::arange(4)));
+  // The batch's generator: the same batch drops the same lines again.
+  State again = makeState();
+  again.batch.input = positionImages(4, 3, 28, 20);
+  fire(*algorithm, Event::AfterDataloader, again, logger);
+  EXPECT_TRUE(torch::equal(again.batch.input, state.batch.input));
+}
+
+/// A loader over `n` uint8 images [c, h, w] whose pixel (y, x) is y * w + x
+/// (below 256), in order.
+std::shared_ptr<DataLoader> imageLoader(int64_t n, int64_t c, int64_t h,
+                                        int64_t w, int workers = 0,
+                                        int64_t batchSize = 4) {
+  auto dataset = std::make_shared<Dataset>();
+  dataset->inputs = (torch::arange(h * w) % 256)
+                        .to(torch::kUInt8)
+                        .view({1, 1, h, w})
+                        .expand({n, c, h, w})
+                        .contiguous();
+  dataset->targets = torch::arange(n, torch::kLong);
+  DataLoaderOptions options;
+  options.batchSize = batchSize;
+  options.shuffle = false;
+  options.numWorkers = workers;
+  options.seed = 3;
+  return std::make_shared<DataLoader>(dataset, options);
+}
+
+TEST(ColOutTest, PerSampleModeShrinksEachImageInTheLoader) {
+  auto algorithm = createAlgorithm(
+      "colout", {{"p_row", 0.25}, {"p_col", 0.25}, {"batch", false}});
+  auto loader = imageLoader(8, 2, 12, 8, /*workers=*/2);
+  State state = makeState();
+  Logger logger;
+  // Nothing to do on the training thread: the loader does it.
+  state.batch.input = torch::zeros({2, 1, 12, 8});
+  EXPECT_FALSE(algorithm->match(Event::AfterDataloader, state));
+  state.trainLoader = loader.get();
+  ASSERT_TRUE(fire(*algorithm, Event::FitStart, state, logger));
+  ASSERT_EQ(loader->options().sampleTransforms.size(), 1u);
+  EXPECT_EQ(loader->options().sampleTransforms[0]->stage(),
+            SampleStage::Normalized);
+  loader->startEpoch(0);
+  std::set<std::vector<int64_t>> rowChoices;
+  while (std::optional<Batch> batch = loader->next()) {
+    // int(0.75 * 12) = 9 rows, int(0.75 * 8) = 6 columns.
+    ASSERT_EQ(batch->input.sizes(), (std::vector<int64_t>{4, 2, 9, 6}));
+    for (int64_t i = 0; i < 4; ++i) {
+      // Pixel (y, x) was (y * 8 + x) / 255: recover the kept lines.
+      torch::Tensor image = (batch->input[i] * 255).round().to(torch::kLong);
+      torch::Tensor rows = image[0].select(1, 0).div(8, "floor");
+      torch::Tensor cols = image[0][0] % 8;
+      EXPECT_TRUE(
+          torch::equal(image[0], rows.view({-1, 1}) * 8 + cols.view({1, -1})));
+      EXPECT_TRUE(torch::equal(image[1], image[0]));
+      rowChoices.insert(
+          {rows.data_ptr<int64_t>(), rows.data_ptr<int64_t>() + 9});
+    }
+  }
+  // Each sample draws its own lines.
+  EXPECT_GE(rowChoices.size(), 4u);
+}
+
+TEST(ColOutTest, ValidatesOptions) {
+  EXPECT_THROW(createAlgorithm("colout", {{"p_row", 1.0}}),
+               std::invalid_argument);
+  EXPECT_THROW(createAlgorithm("colout", {{"p_col", -0.1}}),
+               std::invalid_argument);
+}
+
+//===----------------------------------------------------------------------===//
+// RandAugment and AugMix
+//===----------------------------------------------------------------------===//
+
+/// Installs `algorithm`'s transform in `loader` as a trainer does at
+/// FIT_START.
+void installIn(Algorithm &algorithm, DataLoader &loader) {
+  State state = makeState();
+  state.trainLoader = &loader;
+  Logger logger;
+  ASSERT_TRUE(fire(algorithm, Event::FitStart, state, logger));
+}
+
+class ImageAugmentationTest : public testing::TestWithParam<std::string> {};
+
+TEST_P(ImageAugmentationTest, DrawsComeFromSeedEpochAndSample) {
+  auto algorithm = createAlgorithm(GetParam());
+  auto loader = imageLoader(8, 3, 12, 12);
+  auto plain = imageLoader(8, 3, 12, 12);
+  installIn(*algorithm, *loader);
+  ASSERT_EQ(loader->options().sampleTransforms.size(), 1u);
+  EXPECT_EQ(loader->options().sampleTransforms[0]->name(), GetParam());
+  EXPECT_EQ(loader->options().sampleTransforms[0]->stage(), SampleStage::Image);
+  Batch first = loader->makeBatch(0, 0);
+  EXPECT_EQ(first.input.sizes(), (std::vector<int64_t>{4, 3, 12, 12}));
+  EXPECT_TRUE(torch::equal(first.input, loader->makeBatch(0, 0).input));
+  EXPECT_FALSE(torch::equal(first.input, plain->makeBatch(0, 0).input));
+  // The same samples in another epoch are augmented anew, and equal images
+  // (all samples are alike) differently by their index.
+  EXPECT_FALSE(torch::equal(first.input, loader->makeBatch(1, 0).input));
+  EXPECT_FALSE(torch::equal(first.input[0], first.input[1]));
+  // Uint8 ops: every value is still a uint8 value, scaled.
+  torch::Tensor levels = first.input * 255;
+  EXPECT_TRUE(torch::allclose(levels, levels.round(), 0, 1e-3));
+  // Another seed, other draws.
+  auto reseeded = imageLoader(8, 3, 12, 12);
+  DataLoaderOptions options = reseeded->options();
+  options.seed = 4;
+  DataLoader other(std::make_shared<Dataset>(reseeded->dataset()), options);
+  installIn(*createAlgorithm(GetParam()), other);
+  EXPECT_FALSE(torch::equal(first.input, other.makeBatch(0, 0).input));
+}
+
+TEST_P(ImageAugmentationTest, RunsInTheWorkersBitIdentically) {
+  auto algorithm = createAlgorithm(GetParam());
+  auto inline_ = imageLoader(16, 3, 12, 12);
+  auto workers = imageLoader(16, 3, 12, 12, /*workers=*/2);
+  installIn(*algorithm, *inline_);
+  installIn(*algorithm, *workers);
+  workers->startEpoch(1);
+  int64_t index = 0;
+  while (std::optional<Batch> batch = workers->next())
+    EXPECT_TRUE(
+        torch::equal(batch->input, inline_->makeBatch(1, index++).input));
+  EXPECT_EQ(index, 4);
+  // Installed twice, it still runs once.
+  installIn(*algorithm, *workers);
+  EXPECT_EQ(workers->options().sampleTransforms.size(), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(RandAugmentAndAugMix, ImageAugmentationTest,
+                         testing::Values("randaugment", "augmix"));
+
+TEST(ImageAugmentationTest, NeedImages) {
+  auto dataset = std::make_shared<Dataset>();
+  dataset->inputs = torch::zeros({4, 8}, torch::kLong);
+  dataset->targets = torch::zeros({4, 8}, torch::kLong);
+  DataLoader tokens(dataset, DataLoaderOptions{});
+  for (const char *name : {"randaugment", "augmix"}) {
+    auto algorithm = createAlgorithm(name);
+    State state = makeState();
+    state.trainLoader = &tokens;
+    Logger logger;
+    EXPECT_THROW(fire(*algorithm, Event::FitStart, state, logger),
+                 std::invalid_argument)
+        << name;
+  }
+}
+
+TEST(ImageAugmentationTest, ValidatesOptions) {
+  EXPECT_THROW(createAlgorithm("randaugment", {{"severity", int64_t(11)}}),
+               std::invalid_argument);
+  EXPECT_THROW(createAlgorithm("randaugment", {{"depth", int64_t(-1)}}),
+               std::invalid_argument);
+  EXPECT_THROW(createAlgorithm("randaugment", {{"augmentation_set", "most"}}),
+               std::invalid_argument);
+  EXPECT_THROW(createAlgorithm("augmix", {{"width", int64_t(0)}}),
+               std::invalid_argument);
+  EXPECT_THROW(createAlgorithm("augmix", {{"alpha", 0.0}}),
+               std::invalid_argument);
+  EXPECT_NO_THROW(createAlgorithm("augmix", {{"augmentation_set", "safe"}}));
+}
+
+//===----------------------------------------------------------------------===//
+// Sequence length warmup
+//===----------------------------------------------------------------------===//
+
+/// The length seq_length_warmup trains batch `batch` of a 100-batch run at.
+int64_t warmupLength(Algorithm &algorithm, int64_t batch) {
+  State state = makeState(10, 10, batch);
+  setTokenBatch(state, 2, 64);
+  Logger logger;
+  EXPECT_TRUE(fire(algorithm, Event::AfterDataloader, state, logger));
+  return state.batch.input.size(1);
+}
+
+TEST(SeqLengthWarmupTest, LengthFollowsComposersSchedule) {
+  // Warmup int(100 * 0.3) = 30 batches, (64 - 8) / 8 = 7 steps: + 8 every
+  // 30 / 7 = 4 batches.
+  auto algorithm =
+      createAlgorithm("seq_length_warmup", {{"max_seq_length", int64_t(64)}});
+  EXPECT_EQ(warmupLength(*algorithm, 0), 8);
+  EXPECT_EQ(warmupLength(*algorithm, 3), 8);
+  EXPECT_EQ(warmupLength(*algorithm, 4), 16);
+  EXPECT_EQ(warmupLength(*algorithm, 27), 56);
+  EXPECT_EQ(warmupLength(*algorithm, 28), 64);
+  EXPECT_EQ(warmupLength(*algorithm, 99), 64);
+  // Composer's default max (1024) beyond the data's 64: full length after
+  // (64 - 8) / 8 = 7 steps of int(30 / 127) = 0 batches, i.e. growing by
+  // 127 / 30 steps per batch.
+  auto defaults = createAlgorithm("seq_length_warmup");
+  EXPECT_EQ(warmupLength(*defaults, 0), 8);
+  EXPECT_EQ(warmupLength(*defaults, 1), 40); // 8 + 8 * int(127 / 30)
+  EXPECT_EQ(warmupLength(*defaults, 2), 64);
+}
+
+TEST(SeqLengthWarmupTest, TruncatesInputsTargetsAndTokenCount) {
+  auto algorithm =
+      createAlgorithm("seq_length_warmup", {{"max_seq_length", int64_t(64)},
+                                            {"min_seq_length", int64_t(16)}});
+  State state = makeState();
+  setTokenBatch(state, 4, 64);
+  torch::Tensor input = state.batch.input, target = state.batch.target;
+  Logger logger;
+  ASSERT_TRUE(fire(*algorithm, Event::AfterDataloader, state, logger));
+  EXPECT_TRUE(torch::equal(state.batch.input, input.narrow(1, 0, 16)));
+  EXPECT_TRUE(torch::equal(state.batch.target, target.narrow(1, 0, 16)));
+  EXPECT_EQ(state.batchTokens, 4 * 16);
+  // Images are left alone.
+  State images = makeState();
+  setIndexBatch(images, 2);
+  EXPECT_FALSE(algorithm->match(Event::AfterDataloader, images));
+}
+
+TEST(SeqLengthWarmupTest, ReshapesIntoMoreSequences) {
+  auto algorithm =
+      createAlgorithm("seq_length_warmup", {{"max_seq_length", int64_t(60)},
+                                            {"min_seq_length", int64_t(56)},
+                                            {"step_size", int64_t(4)},
+                                            {"truncate", false}});
+  State state = makeState();
+  setTokenBatch(state, 4, 60);
+  torch::Tensor input = state.batch.input, target = state.batch.target;
+  Logger logger;
+  ASSERT_TRUE(fire(*algorithm, Event::AfterDataloader, state, logger));
+  // 240 tokens make 4 sequences of 56; the last 16 are dropped.
+  EXPECT_TRUE(torch::equal(state.batch.input,
+                           input.flatten().narrow(0, 0, 224).view({4, 56})));
+  EXPECT_TRUE(torch::equal(state.batch.target,
+                           target.flatten().narrow(0, 0, 224).view({4, 56})));
+  EXPECT_EQ(state.batchTokens, 224);
+  setTokenBatch(state, 4, 64);
+  state.timestamp.batch = 0;
+  auto shorter =
+      createAlgorithm("seq_length_warmup",
+                      {{"max_seq_length", int64_t(64)}, {"truncate", false}});
+  ASSERT_TRUE(fire(*shorter, Event::AfterDataloader, state, logger));
+  EXPECT_EQ(state.batch.input.sizes(), (std::vector<int64_t>{32, 8}));
+  EXPECT_EQ(state.batchTokens, 256);
+}
+
+TEST(SeqLengthWarmupTest, ValidatesOptions) {
+  auto create = [](const AlgorithmOptions &options) {
+    return createAlgorithm("seq_length_warmup", options);
+  };
+  EXPECT_THROW(create({{"duration", 1.5}}), std::invalid_argument);
+  EXPECT_THROW(create({{"max_seq_length", int64_t(4)}}), std::invalid_argument);
+  EXPECT_THROW(create({{"step_size", int64_t(0)}}), std::invalid_argument);
+  EXPECT_THROW(create({{"min_seq_length", int64_t(0)}}), std::invalid_argument);
 }
 
 } // namespace

@@ -388,4 +388,163 @@ TEST(TrainerTest, EventsFireInComposersOrder) {
   EXPECT_EQ(events, expected);
 }
 
+TEST(TrainerTest, EvaluatesWithEmaAndEndsWithTheAverage) {
+  // The average, computed here from the training weights each BATCH_END
+  // leaves: smoothing 2^(-1/4) per batch from the weights at FIT_START.
+  struct EmaWatch : Callback {
+    double smoothing = std::exp2(-1.0 / 4);
+    std::map<std::string, torch::Tensor> average, training;
+    int evaluations = 0;
+    void runEvent(Event event, State &state, Logger &) override {
+      torch::NoGradGuard noGrad;
+      switch (event) {
+      case Event::FitStart:
+        for (const auto &[name, w] : namedParameters(state.model))
+          average[name] = w.detach().to(torch::kDouble);
+        break;
+      case Event::BatchStart:
+        // Evaluation handed the training weights back.
+        for (const auto &[name, w] : namedParameters(state.model))
+          if (training.count(name))
+            EXPECT_TRUE(torch::equal(w, training.at(name))) << name;
+        break;
+      case Event::BatchEnd:
+        for (const auto &[name, w] : namedParameters(state.model)) {
+          training[name] = w.detach().clone();
+          average[name] = smoothing * average[name] +
+                          (1 - smoothing) * w.detach().to(torch::kDouble);
+        }
+        break;
+      case Event::EvalBatchStart:
+        ++evaluations;
+        for (const auto &[name, w] : namedParameters(state.model))
+          EXPECT_TRUE(torch::allclose(w.to(torch::kDouble), average.at(name),
+                                      1e-5, 1e-6))
+              << name;
+        break;
+      default:
+        break;
+      }
+    }
+  };
+  std::string dir = tempDir("ema-end");
+  TrainerConfig config;
+  config.model = makeClassifier(4);
+  config.trainLoader = syntheticLoader(64, 5);
+  config.evalLoader = syntheticLoader(32, 6);
+  config.optimizer.lr = 0.5;
+  config.maxDuration = parseTime("2ep");
+  config.saveFolder = dir;
+  config.algorithms.push_back(
+      createAlgorithm("ema", {{"half_life", Time{4, TimeUnit::Batch}}}));
+  auto watch = std::make_unique<EmaWatch>();
+  EmaWatch *seen = watch.get();
+  config.callbacks.push_back(std::move(watch));
+  Trainer trainer(std::move(config));
+  trainer.fit();
+  EXPECT_EQ(seen->evaluations, 4); // two evaluations of two batches
+  // FIT_END left the average in the model; the checkpoint holds the
+  // training weights (and the average beside them).
+  auto final = weights(trainer.state().model);
+  for (const auto &[name, average] : seen->average) {
+    EXPECT_TRUE(
+        torch::allclose(final.at(name).to(torch::kDouble), average, 1e-5, 1e-6))
+        << name;
+    EXPECT_FALSE(torch::equal(final.at(name), seen->training.at(name))) << name;
+  }
+  ASSERT_TRUE(trainer.lastCheckpoint());
+  TrainerConfig reload;
+  reload.model = makeClassifier(9);
+  reload.trainLoader = syntheticLoader(64, 5);
+  reload.loadPath = *trainer.lastCheckpoint();
+  reload.maxDuration = parseTime("2ep");
+  Trainer resumed(std::move(reload));
+  resumed.fit(); // already at its end: loads, then FIT_END
+  auto saved = weights(resumed.state().model);
+  for (const auto &[name, training] : seen->training)
+    EXPECT_TRUE(torch::equal(saved.at(name), training)) << name;
+  // Evaluating after the run keeps the average in.
+  trainer.evaluate();
+  auto after = weights(trainer.state().model);
+  for (const auto &[name, average] : seen->average)
+    EXPECT_TRUE(torch::equal(after.at(name), final.at(name))) << name;
+}
+
+/// A bigram language model over tokens below 16.
+torch::jit::Module makeBigram() {
+  torch::manual_seed(0);
+  torch::jit::Module model("Bigram");
+  model.register_parameter(
+      "table", (torch::randn({16, 16}) * 0.1).requires_grad_(), false);
+  model.define(R"(
+    def forward(self, tokens):
+        return torch.embedding(self.table, tokens)
+  )");
+  return model;
+}
+
+TEST(TrainerTest, SequenceLengthWarmupCountsTheTokensTrained) {
+  // 64 samples of 16 tokens in batches of 16: 4 batches an epoch.
+  auto dataset = std::make_shared<Dataset>();
+  torch::Tensor stream = torch::arange(0, 64 * 16 + 1, torch::kLong) % 16;
+  dataset->inputs = stream.narrow(0, 0, 64 * 16).view({64, 16});
+  dataset->targets = stream.narrow(0, 1, 64 * 16).view({64, 16});
+  dataset->tokensPerSample = 16;
+  struct TokenLog : Callback {
+    int64_t tokens = 0;
+    std::vector<int64_t> shapes;
+    void runEvent(Event event, State &state, Logger &) override {
+      if (event == Event::AfterTrainBatch) {
+        tokens += state.batch.input.numel();
+        shapes.push_back(state.batch.input.size(0) * 100 +
+                         state.batch.input.size(1));
+      }
+    }
+  };
+  auto run = [&](const std::string &duration, bool truncate) {
+    TrainerConfig config;
+    config.model = makeBigram();
+    config.trainLoader = std::make_shared<DataLoader>(
+        dataset, DataLoaderOptions{16, true, true, 0, 0, {}, 0, 1});
+    config.optimizer.lr = 0.1;
+    config.maxDuration = parseTime(duration);
+    config.algorithms.push_back(
+        createAlgorithm("seq_length_warmup", {{"duration", 0.5},
+                                              {"min_seq_length", int64_t(4)},
+                                              {"max_seq_length", int64_t(16)},
+                                              {"step_size", int64_t(4)},
+                                              {"truncate", truncate}}));
+    auto log = std::make_unique<TokenLog>();
+    TokenLog *seen = log.get();
+    config.callbacks.push_back(std::move(log));
+    auto trainer = std::make_unique<Trainer>(std::move(config));
+    trainer->fit();
+    return std::pair(std::move(trainer), *seen);
+  };
+  // 8 batches, warmup 4: lengths 4, 8, 12, then 16.
+  auto [truncated, truncatedLog] = run("2ep", true);
+  const Timestamp &t = truncated->state().timestamp;
+  EXPECT_EQ(
+      truncatedLog.shapes,
+      (std::vector<int64_t>{1604, 1608, 1612, 1616, 1616, 1616, 1616, 1616}));
+  EXPECT_EQ(t.token, 16 * (4 + 8 + 12 + 5 * 16));
+  EXPECT_EQ(t.token, truncatedLog.tokens);
+  EXPECT_EQ(t.sample, 128);
+  // Reshaped: more, shorter sequences, all tokens but the remainder of 256
+  // at length 12 (4) trained and counted; samples count those loaded.
+  auto [reshaped, reshapedLog] = run("2ep", false);
+  EXPECT_EQ(reshapedLog.shapes[0], 6404);
+  EXPECT_EQ(reshapedLog.shapes[2], 2112);
+  EXPECT_EQ(reshaped->state().timestamp.token, 8 * 256 - 4);
+  EXPECT_EQ(reshaped->state().timestamp.token, reshapedLog.tokens);
+  EXPECT_EQ(reshaped->state().timestamp.sample, 128);
+  // A run measured in tokens lasts until that many were trained: 1024
+  // tokens are 4 full batches, warmup int(4 * 0.5) = 2 batches of 3 steps
+  // (lengths 4, 8, then 16), so 64 + 128 + 3 * 256 = 960 after 5 batches.
+  auto [byTokens, byTokensLog] = run("1024tok", true);
+  EXPECT_EQ(byTokens->state().timestamp.batch, 6);
+  EXPECT_EQ(byTokens->state().timestamp.token, 960 + 256);
+  EXPECT_EQ(byTokensLog.tokens, 960 + 256);
+}
+
 } // namespace

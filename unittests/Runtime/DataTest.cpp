@@ -18,10 +18,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace composer::runtime;
@@ -768,6 +770,139 @@ TEST(DataLoaderTest, BuildsABatchQuickly) {
   std::printf("128-sample 3x32x32 batch with crop+flip+normalize: %.3f ms\n",
               ms);
   EXPECT_LT(ms, 50.0); // loose: the machine is shared
+}
+
+//===----------------------------------------------------------------------===//
+// Per-sample transforms
+//===----------------------------------------------------------------------===//
+
+/// Records the threads it runs on; adds its first random draw (mod 50) to
+/// every pixel of the uint8 image.
+struct RecordingTransform : SampleTransform {
+  mutable std::mutex mutex;
+  mutable std::set<std::thread::id> threads;
+  std::string name() const override { return "recording"; }
+  SampleStage stage() const override { return SampleStage::Image; }
+  torch::Tensor apply(const torch::Tensor &sample,
+                      SampleRandom &random) const override {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      threads.insert(std::this_thread::get_id());
+    }
+    auto shift = uint8_t(random.next() % 50);
+    torch::Tensor out = torch::empty_like(sample);
+    const uint8_t *in = sample.data_ptr<uint8_t>();
+    uint8_t *o = out.data_ptr<uint8_t>();
+    for (int64_t i = 0; i < sample.numel(); ++i)
+      o[i] = uint8_t(std::min(255, in[i] + shift));
+    return out;
+  }
+};
+
+/// Keeps the top-left [h - 1, w - 2] of a normalized sample.
+struct CornerTransform : SampleTransform {
+  std::string name() const override { return "corner"; }
+  SampleStage stage() const override { return SampleStage::Normalized; }
+  std::vector<int64_t> outputShape(std::vector<int64_t> shape) const override {
+    return {shape[0], shape[1] - 1, shape[2] - 2};
+  }
+  torch::Tensor apply(const torch::Tensor &sample,
+                      SampleRandom &) const override {
+    return sample.narrow(1, 0, sample.size(1) - 1)
+        .narrow(2, 0, sample.size(2) - 2)
+        .contiguous();
+  }
+};
+
+TEST(SampleTransformTest, RunInTheWorkersFromTheSamplesStream) {
+  auto ds = cifarLike(64);
+  DataLoaderOptions o;
+  o.batchSize = 16;
+  o.seed = 5;
+  o.shuffle = false; // sample b * 16 + i at batch b, row i
+  o.numWorkers = 2;
+  auto recording = std::make_shared<RecordingTransform>();
+  o.sampleTransforms = {recording};
+  DataLoader loader(ds, o);
+  loader.startEpoch(2);
+  std::vector<Batch> batches = drain(loader);
+  ASSERT_EQ(batches.size(), 4u);
+  EXPECT_FALSE(recording->threads.empty());
+  EXPECT_EQ(recording->threads.count(std::this_thread::get_id()), 0u);
+  // Each sample's shift is its stream's first draw: (seed, epoch, index).
+  o.numWorkers = 0;
+  o.sampleTransforms.clear();
+  DataLoader plain(ds, o);
+  plain.startEpoch(2);
+  std::vector<Batch> original = drain(plain);
+  for (size_t b = 0; b < batches.size(); ++b)
+    for (int64_t i = 0; i < 16; ++i) {
+      int64_t index = int64_t(b) * 16 + i;
+      SampleRandom random(5, 2, index, "recording");
+      auto shift = float(random.next() % 50) / 255;
+      torch::Tensor expected = (original[b].input[i] + shift).clamp_max(1.0f);
+      EXPECT_TRUE(torch::allclose(batches[b].input[i], expected, 0, 1e-6))
+          << "batch " << b << " sample " << i;
+    }
+}
+
+TEST(SampleTransformTest, NormalizedStageMayShrinkSamples) {
+  auto ds = cifarLike(20);
+  DataLoaderOptions o;
+  o.batchSize = 8;
+  o.transforms.mean = {0.5, 0.5, 0.5};
+  o.transforms.std = {0.25, 0.25, 0.25};
+  DataLoader plain(ds, o);
+  DataLoader loader(ds, o);
+  loader.setSampleTransform(std::make_shared<CornerTransform>());
+  Batch full = plain.makeBatch(0, 2), shrunk = loader.makeBatch(0, 2);
+  EXPECT_EQ(shrunk.input.sizes(), (std::vector<int64_t>{4, 3, 31, 30}));
+  EXPECT_TRUE(
+      torch::equal(shrunk.input, full.input.narrow(2, 0, 31).narrow(3, 0, 30)));
+  // One per name: setting it again replaces it.
+  loader.setSampleTransform(std::make_shared<CornerTransform>());
+  EXPECT_EQ(loader.options().sampleTransforms.size(), 1u);
+}
+
+TEST(SampleTransformTest, NeedImagesAndWellShapedResults) {
+  DataLoader tokens(indexDataset(8), DataLoaderOptions{});
+  EXPECT_THROW(tokens.setSampleTransform(std::make_shared<CornerTransform>()),
+               std::invalid_argument);
+  struct Wrong : CornerTransform {
+    std::vector<int64_t>
+    outputShape(std::vector<int64_t> shape) const override {
+      return shape; // but apply shrinks it
+    }
+  };
+  DataLoader loader(cifarLike(8), DataLoaderOptions{});
+  loader.setSampleTransform(std::make_shared<Wrong>());
+  EXPECT_THROW(loader.makeBatch(0, 0), std::runtime_error);
+}
+
+TEST(SampleTransformTest, StreamsDifferByEverySeedPart) {
+  auto first = [](uint64_t seed, int64_t epoch, int64_t index,
+                  const char *purpose) {
+    return SampleRandom(seed, epoch, index, purpose).next();
+  };
+  uint64_t base = first(1, 2, 3, "a");
+  EXPECT_EQ(base, first(1, 2, 3, "a"));
+  EXPECT_NE(base, first(2, 2, 3, "a"));
+  EXPECT_NE(base, first(1, 3, 3, "a"));
+  EXPECT_NE(base, first(1, 2, 4, "a"));
+  EXPECT_NE(base, first(1, 2, 3, "b"));
+  // Distributions: means of uniform, Beta(1, 1) and Dirichlet weights.
+  SampleRandom random(7, 0, 0, "stats");
+  double uniform = 0, beta = 0, weight = 0;
+  for (int i = 0; i < 4000; ++i) {
+    uniform += random.uniform();
+    beta += random.beta(2, 2);
+    std::vector<double> w = random.dirichlet(1.0, 3);
+    EXPECT_NEAR(w[0] + w[1] + w[2], 1.0, 1e-12);
+    weight += w[0];
+  }
+  EXPECT_NEAR(uniform / 4000, 0.5, 0.02);
+  EXPECT_NEAR(beta / 4000, 0.5, 0.02);
+  EXPECT_NEAR(weight / 4000, 1.0 / 3, 0.02);
 }
 
 } // namespace

@@ -156,6 +156,25 @@ TEST_F(RecipeTest, BadValuesNameTheKeyAndLine) {
       {"label_smoothing:", "label_smoothin:",
        ":18:3: error: unknown algorithm 'label_smoothin'; expected one of: " +
            registeredNames() + "\n"},
+      // Options each algorithm rejects, at the algorithm's line and column.
+      {"half_life: 10ba", "half_life: 10ba\n  sam: {rho: -0.1}",
+       ":21:3: error: bad 'sam': sam: rho must be >= 0, got -0.100000"},
+      {"half_life: 10ba", "half_life: 10ba\n  selective_backprop: {keep: 0}",
+       ":21:3: error: bad 'selective_backprop': selective_backprop: keep must "
+       "be in (0, 1], got 0.000000"},
+      {"half_life: 10ba",
+       "half_life: 10ba\n  selective_backprop:\n    keep: 1.5",
+       ":21:3: error: bad 'selective_backprop': selective_backprop: keep must "
+       "be in (0, 1], got 1.500000"},
+      {"half_life: 10ba",
+       "half_life: 10ba\n  swa: {swa_start: 0.8dur, swa_end: 0.5dur}",
+       ":21:3: error: bad 'swa': swa: swa_end (0.5dur) must come after "
+       "swa_start (0.8dur)"},
+      {"half_life: 10ba", "half_life: 10ba\n  swa: {swa_end: 0.5ep}",
+       ":21:3: error: bad 'swa': swa: swa_start and swa_end must have the "
+       "same unit, got 0.7dur and 0.5ep"},
+      {"half_life: 10ba", "half_life: 10ba\n  sam: {rho: much}",
+       ":21:14: error: 'rho' must be a number, got 'much'"},
   };
   for (const Case &c : cases) {
     std::string text = valid();
@@ -184,6 +203,9 @@ TEST_F(RecipeTest, ReadsEveryAlgorithmsOptions) {
   ema: {half_life: 5ba, update_interval: 1ba}
   gradient_clipping: {clipping_type: adaptive, clipping_threshold: 0.05}
   layer_freezing:
+  sam: {rho: 0.1, epsilon: 1e-10, interval: 2}
+  swa: {swa_start: 0.5dur, swa_end: 0.9dur, update_interval: 2ba, swa_lr: 0.01}
+  selective_backprop: {start: 0.2, end: 0.8, keep: 0.3, interrupt: 3}
 loggers:
   progress_bar: false
 )");
@@ -191,10 +213,72 @@ loggers:
   std::vector<std::string> names;
   for (const auto &algorithm : config->algorithms)
     names.push_back(algorithm->name());
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"label_smoothing", "mixup", "cutmix",
-                                      "cutout", "progressive_resizing", "ema",
-                                      "gradient_clipping", "layer_freezing"}));
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "label_smoothing", "mixup", "cutmix", "cutout",
+                       "progressive_resizing", "ema", "gradient_clipping",
+                       "layer_freezing", "sam", "swa", "selective_backprop"}));
+}
+
+TEST_F(RecipeTest, ReadsTheAugmentationAndSequenceAlgorithms) {
+  std::string text = valid();
+  text.replace(text.find("algorithms:"), std::string::npos, R"(algorithms:
+  colout: {p_row: 0.1, p_col: 0.2, batch: false}
+  randaugment: {severity: 5, depth: 1, augmentation_set: safe}
+  augmix:
+    severity: 2
+    depth: 2
+    width: 4
+    alpha: 0.5
+    augmentation_set: original
+  seq_length_warmup:
+    duration: 0.5
+    min_seq_length: 16
+    max_seq_length: 512
+    step_size: 16
+    truncate: false
+loggers:
+  progress_bar: false
+)");
+  ASSERT_TRUE(load(text)) << errors;
+  std::vector<std::string> names;
+  for (const auto &algorithm : config->algorithms)
+    names.push_back(algorithm->name());
+  EXPECT_EQ(names, (std::vector<std::string>{"colout", "randaugment", "augmix",
+                                             "seq_length_warmup"}));
+  // Options each algorithm rejects, at the algorithm's line and column;
+  // values of the wrong type at their own.
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {"colout: {p_row: 1.5}",
+       ":21:3: error: bad 'colout': colout: p_row must be in [0, 1), got "
+       "1.500000"},
+      {"colout: {batch: sometimes}",
+       ":21:19: error: 'batch' must be true or false, got 'sometimes'"},
+      {"randaugment: {severity: 12}",
+       ":21:3: error: bad 'randaugment': randaugment: severity must be in [0, "
+       "10], got 12.000000"},
+      {"randaugment: {depth: 1.5}",
+       ":21:24: error: 'depth' must be an integer, got '1.5'"},
+      {"augmix: {augmentation_set: most}",
+       ":21:3: error: bad 'augmix': augmix: augmentation_set must be 'all', "
+       "'safe' or 'original', got 'most'"},
+      {"augmix: {width: 0}",
+       ":21:3: error: bad 'augmix': augmix: width must be >= 1, got 0"},
+      {"seq_length_warmup: {min_seq_length: 64, max_seq_length: 32}",
+       ":21:3: error: bad 'seq_length_warmup': seq_length_warmup: "
+       "max_seq_length (32) must be >= min_seq_length (64)"},
+      {"seq_length_warmup: {duration: 2}",
+       ":21:3: error: bad 'seq_length_warmup': seq_length_warmup: duration "
+       "must be in [0, 1], got 2.000000"},
+  };
+  for (const auto &[algorithm, message] : cases) {
+    std::string bad = valid();
+    bad.replace(bad.find("half_life: 10ba"), 15,
+                "half_life: 10ba\n  " + algorithm);
+    EXPECT_FALSE(load(bad)) << algorithm;
+    EXPECT_NE(errors.find(recipePath + message), std::string::npos)
+        << "for '" << algorithm << "':\n"
+        << errors;
+  }
 }
 
 TEST_F(RecipeTest, PrintsTheRecipeWithOverrides) {

@@ -46,7 +46,9 @@ def Composer_ParameterOp : Composer_StateDeclOp<"parameter"> {
     `frozen` means requires_grad is false; `channels_last` that the tensor is
     stored in channels_last memory format (4-D only). `init` is set on
     parameters a pass creates; the exporter materializes them from it
-    (broadcasting it to the declared shape). Example:
+    (broadcasting it to the declared shape). On state the model has,
+    `init("tril_ones")` is what a pass assumed it holds, and export checks
+    it (composer-alibi's causal masks). Example:
     `composer.parameter @"conv1.weight" : !composer.tensor<64x3x7x7xf32>`
   }];
 }
@@ -528,6 +530,34 @@ def Composer_StochasticDepthKeepOp : Composer_Op<"stochastic_depth_keep", [
   let results = (outs Composer_BoolValue:$keep);
   let assemblyFormat = [{
     $training (`scale` $scale^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Composer_GyroDropoutOp : Composer_Op<"gyro_dropout", [
+    MethodOpInterface, Composer_PreservesLayout,
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "dropout with a fixed set of masks (GyroDropout, Lee et al. 2022)";
+  let description = [{
+    `masks` ([sigma, F], 0 or 1) are drawn once; `selected` ([tau], int64)
+    picks the active ones and `step` (0-d int64) counts training forwards.
+    When `training`: if step % max(period, 1) == 0 (`period` a 0-d int64
+    buffer), `selected` is redrawn as torch.randint(sigma, (tau,)); step
+    advances by one; sample s of a batch of B is multiplied by
+    masks[selected[floor(s * t / B)]] * 1 / (1 - p), t = min(tau, B), the
+    mask over dimension `feature_dim` (-1: the last, 1: the channels) and
+    broadcast over the others. Otherwise the input. Draws from the RNG and
+    writes its buffers, so has effects.
+  }];
+  let arguments = (ins Composer_AnyTensor:$input, Composer_BoolValue:$training,
+                       Composer_AnyTensor:$masks, Composer_AnyTensor:$selected,
+                       Composer_AnyTensor:$step, Composer_AnyTensor:$period,
+                       F64Attr:$p, I64Attr:$sigma, I64Attr:$tau,
+                       I64Attr:$feature_dim);
+  let results = (outs Composer_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $training `masks` $masks `selected` $selected `step` $step
+    `period` $period attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -35,6 +35,8 @@ void populateWeightStandardizationToRuntimePatterns(
 void populateStochasticDepthToAtenPatterns(mlir::RewritePatternSet &patterns);
 void populateStochasticDepthToRuntimePatterns(
     mlir::RewritePatternSet &patterns);
+void populateGyroDropoutToAtenPatterns(mlir::RewritePatternSet &patterns);
+void populateGyroDropoutToRuntimePatterns(mlir::RewritePatternSet &patterns);
 
 /// Registers the named method pipelines (composer-mild, ...).
 void registerComposerPipelines();

@@ -239,6 +239,43 @@ def GatedLinearUnits : Pass<"composer-glu", "::mlir::ModuleOp"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
+def ALiBi : Pass<"composer-alibi", "::mlir::ModuleOp"> {
+  let summary = "ALiBi: linear attention biases instead of position embeddings";
+  let description = [{
+    Press et al. 2021 as METHODS.md states it, on attention found from the
+    graph in any model: a softmax over the last dimension of scores from
+    matmul(q, k^T) (or bmm), scaled, masked by masked_fill or where or plus
+    an additive mask, whose probabilities (after dropout) feed matmul(., v).
+    Before the softmax it adds -m_h |i - j| ([H, Tq, Tk], i and j from
+    torch.arange of the scores' sizes, queries the last Tq of Tk positions;
+    on a causal mask's unmasked entries that is m_h (j - i)), m_h = 2^(-8h/H)
+    for H a power of two, else Press et al.'s rule. H is read from the view
+    that splits q or k into heads ([B, T, H, D] or nn.MultiheadAttention's
+    [T, B*H, D]) or from scores typed [B, H, Tq, Tk]: a constant gives the
+    slopes as a constant list, a graph int (a scripted module's attribute)
+    gives them computed from it. Sites whose H the graph does not show are
+    skipped. nn.MultiheadAttention's
+    fused fast path (aten::_native_multi_head_attention, which takes no
+    bias) is turned off beside a biased site; alone, it is reported skipped.
+    Learned position embeddings, an aten::embedding of torch.arange
+    positions added to another value, leave the graph (the add becomes the
+    other value); their weight stays in the model, frozen. A fixed-size
+    causal mask, a buffer sliced to the sequence length
+    (`mask[:, :, :T, :T]`), becomes tril(ones(Tq, Tk)) built when run, and
+    the buffer gets initializer "tril_ones", which export checks the
+    model's tensor against (a mask that is not lower-triangular ones fails
+    the export). So the model runs on sequences longer than its position
+    table and mask. No options: Composer's `heads_per_layer` is read from
+    the graph, and its `max_sequence_length` is unneeded because the bias
+    is built from the sequence length when run; its
+    `train_sequence_length_scaling` is composer-train's (algorithm
+    `alibi`). A biased softmax carries `composer.alibi`, and a bias of this
+    form is recognized in a model the pass wrote, so a second run changes
+    nothing. Numerics: intended change.
+  }];
+  let dependentDialects = ["::composer::ComposerDialect"];
+}
+
 def StochasticDepth : Pass<"composer-stochastic-depth", "::mlir::ModuleOp"> {
   let summary = "Stochastic depth: drop residual branches at random in training";
   let description = [{
@@ -274,6 +311,50 @@ def StochasticDepth : Pass<"composer-stochastic-depth", "::mlir::ModuleOp"> {
            "\"linear\"", "linear ((i+1)/N * drop-rate) or uniform">,
     Option<"dropWarmup", "drop-warmup", "double", "0.0",
            "Fraction of training over which the rates ramp up from 0">,
+  ];
+  let dependentDialects = ["::composer::ComposerDialect"];
+}
+
+def GyroDropout : Pass<"composer-gyro-dropout", "::mlir::ModuleOp"> {
+  let summary = "GyroDropout: dropout from a fixed pool of masks";
+  let description = [{
+    Lee et al. 2022 as METHODS.md states it and Composer's GyroDropoutLayer
+    computes it: each dropout (aten::dropout and feature_dropout, typed or
+    generic, in place or not) becomes a gyro_dropout with its own rate `p`.
+    The masks run over the feature dimension, one row per sample: the last
+    dimension for dropout (Composer's [B, F]; a transformer's [B, T, C] is
+    masked per channel, the same for every token), the channels (dim 1) for
+    feature_dropout. A site needs F known, from its input's type or from
+    what computes it (a linear's out features, an embedding's width, a
+    layer norm's shape, through elementwise ops); others are skipped with
+    the reason, as are inputs of rank < 2 and in-place dropouts whose
+    input is read again. New buffers per module (a module's dropouts share
+    them, as Composer's one layer per nn.Dropout): `<module>.preselect_masks`
+    (sigma x F, `(rand > p).float()` drawn at export from a generator seeded
+    by the name), `<module>.selected_indices` (tau, int64) and
+    `<module>.training_step` (0-d int64), so a resumed run continues where
+    it stopped; and `_composer_gyro_dropout.period` (0-d int64). Each
+    training forward first re-draws the indices (torch.randint(sigma,
+    (tau,))) if training_step % period == 0, then advances training_step;
+    sample s of B uses mask selected_indices[floor(s * t / B)], t =
+    min(tau, B) (Composer's repeat_interleave when tau divides B; any B
+    here). `period` 0 means one epoch: composer-train's gyro_dropout
+    algorithm sets the buffer at fit start; stock PyTorch, which knows no
+    epoch, then re-selects every step until the buffer is set. Each site's
+    training flag is its dropout's own, or when that is a constant (traced
+    models record the mode they were traced in) the flag of the module the
+    dropout belongs to. Eval is the identity. Numerics: exact in eval,
+    intended change in training.
+  }];
+  let options = [
+    Option<"p", "p", "double", "0.5", "Drop rate, in [0, 1)">,
+    Option<"sigma", "sigma", "int64_t", "256",
+           "Masks drawn once per site (pre-selected subnetworks)">,
+    Option<"tau", "tau", "int64_t", "16",
+           "Masks active at once, each covering B / tau samples">,
+    Option<"period", "period", "int64_t", "0",
+           "Training steps between re-selections of the active masks; 0: "
+           "one epoch, set by composer-train">,
   ];
   let dependentDialects = ["::composer::ComposerDialect"];
 }

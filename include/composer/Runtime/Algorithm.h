@@ -13,7 +13,10 @@
 namespace composer::runtime {
 
 /// A training-loop method (METHODS.md, "runtime"): the engine calls `apply`
-/// on every event for which `match` holds, in recipe order.
+/// on every event for which `match` holds, in recipe order, with Composer's
+/// two exceptions: AFTER_* events go to algorithms in reverse order (so an
+/// algorithm undoes its change inside those made after it), and `runsFirst`
+/// algorithms come first on every event.
 class Algorithm {
 public:
   virtual ~Algorithm();
@@ -21,6 +24,13 @@ public:
   virtual std::string name() const = 0;
   virtual bool match(Event event, const State &state) const = 0;
   virtual void apply(Event event, State &state, Logger &logger) = 0;
+  /// Runs before every other algorithm on each event (Composer's rule for
+  /// selective backprop: its scoring forward must see the batch before any
+  /// augmentation does).
+  virtual bool runsFirst() const { return false; }
+  /// Whether it interpolates the loss (Composer's `interpolate_loss`); two
+  /// such algorithms in one run draw a warning.
+  virtual bool interpolatesLoss() const { return false; }
   /// What a checkpoint must carry for an exact resume (EMA weights, ...).
   virtual void saveState(torch::serialize::OutputArchive &archive) const {}
   virtual void loadState(torch::serialize::InputArchive &archive) {}

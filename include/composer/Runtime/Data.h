@@ -8,6 +8,8 @@
 #ifndef COMPOSER_RUNTIME_DATA_H
 #define COMPOSER_RUNTIME_DATA_H
 
+#include "composer/Runtime/SampleTransform.h"
+
 #include <torch/torch.h>
 
 #include <cstdint>
@@ -77,6 +79,9 @@ struct DataLoaderOptions {
   /// Data-parallel sharding: this rank's share of every epoch.
   int rank = 0;
   int worldSize = 1;
+  /// Per-sample augmentations of images, in the order they run within their
+  /// stage (SampleTransform.h).
+  std::vector<std::shared_ptr<const SampleTransform>> sampleTransforms;
 };
 
 class DataLoader {
@@ -94,6 +99,11 @@ public:
   void startEpoch(int64_t epoch, int64_t firstBatch = 0);
   /// The next batch of the current epoch, or nullopt at its end.
   std::optional<Batch> next();
+
+  /// Adds `transform` to the per-sample augmentations, replacing one of the
+  /// same name; it applies from the next startEpoch. Throws
+  /// std::invalid_argument unless the data are uint8 images [N, C, H, W].
+  void setSampleTransform(std::shared_ptr<const SampleTransform> transform);
 
   /// Builds batch `index` of `epoch` (what workers run; deterministic).
   Batch makeBatch(int64_t epoch, int64_t index) const;

@@ -10,10 +10,13 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include <functional>
 #include <map>
 #include <string>
 
 namespace composer::runtime {
+
+class Communicator;
 
 struct State {
   torch::jit::Module model;
@@ -24,8 +27,17 @@ struct State {
   Timestamp timestamp;
   TimeContext time;
 
+  /// The training data's loader (null outside a Trainer): per-sample
+  /// augmentations add their transforms to it at FIT_START, so they run in
+  /// its workers.
+  DataLoader *trainLoader = nullptr;
+
   /// The batch being trained on, as algorithms leave it.
   Batch batch;
+  /// This rank's tokens in the batch (as loaded, then as algorithms leave
+  /// them: sequence length warmup's truncation trains on fewer); the token
+  /// counters advance by it, whatever algorithms do to the batch's shape.
+  int64_t batchTokens = 0;
   torch::Tensor outputs;
   torch::Tensor loss;
 
@@ -39,6 +51,29 @@ struct State {
   /// The latest evaluation's metrics ("Accuracy", "CrossEntropy"), set
   /// before EVAL_END.
   std::map<std::string, double> evalMetrics;
+
+  /// Hooks the trainer sets for algorithms that run parts of the training
+  /// step themselves (SAM, selective backprop, SWA); empty outside a trainer.
+  ///
+  /// The recipe's loss of `outputs` against `target`: the batch mean, or one
+  /// value per sample when `perSample`.
+  std::function<torch::Tensor(const torch::Tensor &outputs,
+                              const torch::Tensor &target, bool perSample)>
+      lossFunction;
+  /// After a training batch's backward: forward, loss and backward again, on
+  /// the inputs the model saw and the targets the loss saw, at the current
+  /// weights and without firing events. The new gradients replace the old
+  /// ones (averaged across ranks, unscaled). Returns whether they are finite.
+  std::function<bool()> recomputeGradients;
+  /// Batch `index` of `epoch` of this rank's training data, as the loader
+  /// builds it (no algorithm applied).
+  std::function<Batch(int64_t epoch, int64_t index)> trainingBatch;
+  /// Whether this batch's gradients are finite (loss scaling found no
+  /// overflow); an algorithm may clear it at AFTER_BACKWARD to skip the
+  /// optimizer step.
+  bool gradientsFinite = true;
+  /// The data-parallel group; null in one process.
+  Communicator *communicator = nullptr;
 
   /// Set by an algorithm or callback to end the run after this batch.
   bool stopRequested = false;

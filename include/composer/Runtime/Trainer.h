@@ -103,13 +103,20 @@ public:
   const std::optional<std::string> &lastCheckpoint() const {
     return lastCheckpoint_;
   }
+  /// Warnings about the configuration (also printed to stderr), e.g. two
+  /// algorithms that both interpolate the loss.
+  const std::vector<std::string> &warnings() const { return warnings_; }
 
 private:
   void fire(Event event);
   Batch onDevice(Batch batch) const;
   void trainBatch(Batch batch);
   torch::Tensor computeLoss(const torch::Tensor &outputs,
-                            const torch::Tensor &target) const;
+                            const torch::Tensor &target,
+                            bool perSample = false) const;
+  /// Backward of `loss` (scaled, all-reduced, unscaled); returns whether the
+  /// gradients are finite.
+  bool backward(const torch::Tensor &loss);
   void saveCheckpoint();
   void maybeCheckpoint(Event event, const Time &interval);
   void maybeEvaluate(const Time &interval, bool epochBoundary);
@@ -125,6 +132,11 @@ private:
   std::optional<std::string> resumed_, lastCheckpoint_;
   int64_t lastCheckpointBatch_ = -1;
   EvalResult lastEval_;
+  /// What the model and the loss saw this batch, for recomputeGradients.
+  torch::Tensor stepInput_, stepTarget_;
+  /// Samples the loader gave this batch (algorithms may drop some).
+  int64_t loadedSamples_ = 0;
+  std::vector<std::string> warnings_;
 };
 
 /// Makes glibc keep freed host memory mapped (process-wide), so training

@@ -1,0 +1,137 @@
+//===- Sam.cpp - Sharpness-aware minimization (Foret et al. 2021) ---------===//
+//
+// At AFTER_BACKWARD of every `interval`-th step: e = rho g / (|g| + epsilon)
+// with |g| the global L2 norm of the (all-reduced, unscaled) gradients, the
+// gradient is recomputed at w + e on the same batch (State::
+// recomputeGradients, all-reduced too), and the weights go back to w, saved
+// exactly rather than by subtracting e, so the optimizer steps from w with
+// the gradient taken at w + e.
+//
+// A skipped step skips both halves: with an overflow in the first gradient
+// (found by loss scaling, or a non-finite norm, even in fp32) the weights are
+// never perturbed; with one in the second, w is restored and the step is
+// skipped.
+//
+// Unlike Composer, whose closure re-runs the whole microbatch loop (and its
+// events), the second half replays the inputs and targets the first loss
+// saw: the gradient at w + e is that of the same loss. Composer also takes
+// the ascent direction from each rank's own gradient (no all-reduce); here
+// it is the group's, so data-parallel runs match one process. As in
+// Composer, the second forward runs in training mode (BatchNorm statistics
+// see it too). AFTER_BACKWARD goes to
+// algorithms in reverse recipe order, so gradient clipping listed before
+// `sam` clips the descent gradient, and listed after it the ascent one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "composer/Runtime/Algorithms.h"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace composer::runtime {
+namespace {
+
+struct SamOptions {
+  double rho = 0.05;
+  double epsilon = 1e-12;
+  int64_t interval = 1;
+};
+
+class Sam final : public Algorithm {
+public:
+  explicit Sam(const SamOptions &options)
+      : rho_(options.rho), epsilon_(options.epsilon),
+        interval_(options.interval) {
+    if (!(rho_ >= 0 && std::isfinite(rho_)))
+      throw std::invalid_argument("sam: rho must be >= 0, got " +
+                                  std::to_string(rho_));
+    if (!(epsilon_ >= 0 && std::isfinite(epsilon_)))
+      throw std::invalid_argument("sam: epsilon must be >= 0, got " +
+                                  std::to_string(epsilon_));
+    if (interval_ < 1)
+      throw std::invalid_argument("sam: interval must be >= 1, got " +
+                                  std::to_string(interval_));
+  }
+
+  std::string name() const override { return "sam"; }
+
+  bool match(Event event, const State &state) const override {
+    // Composer's SAMOptimizer: a SAM step when (global_step + 1) % interval
+    // is 0, global_step counting the steps before this one.
+    return event == Event::AfterBackward && state.recomputeGradients &&
+           (state.timestamp.batch + 1) % interval_ == 0;
+  }
+
+  void apply(Event, State &state, Logger &) override {
+    if (!state.gradientsFinite)
+      return; // loss scaling skips this step: both halves
+    std::vector<torch::Tensor> params, grads;
+    for (const auto &[name, p] : state.parameters)
+      if (p.requires_grad() && p.grad().defined()) {
+        params.push_back(p);
+        grads.push_back(p.grad());
+      }
+    if (params.empty())
+      return;
+    torch::NoGradGuard noGrad;
+    std::optional<double> norm = globalNorm(grads);
+    if (!norm) {
+      state.gradientsFinite = false;
+      return;
+    }
+    double scale = rho_ / (*norm + epsilon_);
+    std::vector<torch::Tensor> saved;
+    saved.reserve(params.size());
+    for (size_t i = 0; i < params.size(); ++i) {
+      saved.push_back(params[i].detach().clone());
+      params[i].add_(grads[i].to(params[i].scalar_type()), scale);
+    }
+    grads.clear();
+    bool finite;
+    {
+      torch::AutoGradMode enableGrad(true);
+      finite = state.recomputeGradients();
+    }
+    for (size_t i = 0; i < params.size(); ++i)
+      params[i].copy_(saved[i]);
+    if (finite) {
+      std::vector<torch::Tensor> second;
+      for (const torch::Tensor &p : params)
+        if (p.grad().defined())
+          second.push_back(p.grad());
+      finite = globalNorm(second).has_value();
+    }
+    if (!finite)
+      state.gradientsFinite = false;
+  }
+
+private:
+  /// The L2 norm of all of `grads` together; none if it is not finite.
+  static std::optional<double>
+  globalNorm(const std::vector<torch::Tensor> &grads) {
+    if (grads.empty())
+      return 0.0;
+    std::vector<torch::Tensor> norms;
+    norms.reserve(grads.size());
+    for (const torch::Tensor &g : grads)
+      norms.push_back(g.detach().to(torch::kFloat).norm());
+    double norm = torch::stack(norms).norm().item<double>();
+    if (!std::isfinite(norm))
+      return std::nullopt;
+    return norm;
+  }
+
+  double rho_, epsilon_;
+  int64_t interval_;
+};
+
+const AlgorithmRegistration<Sam, SamOptions> registration(
+    "sam",
+    {{"rho", &SamOptions::rho, "radius of the ascent step e = rho g / |g|"},
+     {"epsilon", &SamOptions::epsilon, "added to |g| in the ascent step"},
+     {"interval", &SamOptions::interval,
+      "a SAM step every this many steps, plain steps between"}});
+
+} // namespace
+} // namespace composer::runtime

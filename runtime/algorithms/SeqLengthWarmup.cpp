@@ -1,0 +1,118 @@
+//===- SeqLengthWarmup.cpp - Short sequences early (Li et al. 2021) -------===//
+//
+// The sequence length grows from `min_seq_length` to `max_seq_length` in
+// steps of `step_size` over the first `duration` of the run, by Composer's
+// schedule; token batches ([B, T] inputs and targets) are truncated to it, or
+// reshaped into more sequences of that length (dropping the remainder).
+// Time in tokens counts the tokens trained on (State::batchTokens); samples
+// count those loaded.
+//
+//===----------------------------------------------------------------------===//
+
+#include "composer/Runtime/Algorithms.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace composer::runtime {
+namespace {
+
+struct SeqLengthWarmupOptions {
+  double duration = 0.3;
+  int64_t minSeqLength = 8;
+  int64_t maxSeqLength = 1024;
+  int64_t stepSize = 8;
+  bool truncate = true;
+};
+
+class SeqLengthWarmup final : public Algorithm {
+public:
+  explicit SeqLengthWarmup(const SeqLengthWarmupOptions &options)
+      : duration_(options.duration), min_(options.minSeqLength),
+        max_(options.maxSeqLength), step_(options.stepSize),
+        truncate_(options.truncate) {
+    auto fail = [](const std::string &what) {
+      throw std::invalid_argument("seq_length_warmup: " + what);
+    };
+    if (!(duration_ >= 0 && duration_ <= 1))
+      fail("duration must be in [0, 1], got " + std::to_string(duration_));
+    if (min_ < 1)
+      fail("min_seq_length must be >= 1, got " + std::to_string(min_));
+    if (max_ < min_)
+      fail("max_seq_length (" + std::to_string(max_) +
+           ") must be >= min_seq_length (" + std::to_string(min_) + ")");
+    if (step_ < 1)
+      fail("step_size must be >= 1, got " + std::to_string(step_));
+  }
+
+  std::string name() const override { return "seq_length_warmup"; }
+
+  bool match(Event event, const State &state) const override {
+    return event == Event::AfterDataloader && state.batch.size() > 0 &&
+           state.batch.input.dim() == 2;
+  }
+
+  void apply(Event, State &state, Logger &logger) override {
+    Batch &batch = state.batch;
+    int64_t length = lengthAt(state);
+    int64_t rows = batch.input.size(0), columns = batch.input.size(1);
+    if (length < columns) {
+      if (truncate_) {
+        batch.input = batch.input.narrow(1, 0, length).contiguous();
+        if (batch.target.dim() >= 2)
+          batch.target = batch.target.narrow(1, 0, length).contiguous();
+        state.batchTokens = state.batchTokens / columns * length;
+      } else {
+        if (batch.target.sizes() != batch.input.sizes())
+          throw std::runtime_error(
+              "seq_length_warmup: truncate=false needs targets shaped as the "
+              "inputs ([B, T])");
+        int64_t kept = rows * columns / length * length;
+        auto reshape = [&](const torch::Tensor &t) {
+          return t.reshape({-1}).narrow(0, 0, kept).view({-1, length});
+        };
+        batch.input = reshape(batch.input);
+        batch.target = reshape(batch.target);
+        state.batchTokens -= rows * columns - kept;
+      }
+    }
+    logger.logMetrics(
+        {{"seq_length_warmup/curr_seq_len", double(std::min(length, columns))},
+         {"seq_length_warmup/curr_bs", double(batch.input.size(0))}},
+        state.timestamp.batch + 1);
+  }
+
+  /// Composer's schedule: + step_size every (warmup / updates) batches.
+  int64_t lengthAt(const State &state) const {
+    auto steps = int64_t(state.time.maxBatches());
+    auto warmup = int64_t(double(steps) * duration_);
+    int64_t updates = (max_ - min_) / step_;
+    if (updates <= 0 || warmup <= 0)
+      return max_;
+    int64_t every = warmup / updates;
+    int64_t batch = state.timestamp.batch;
+    // Composer divides by zero when the warmup has fewer batches than
+    // updates; grow linearly over it instead.
+    int64_t done = every > 0 ? batch / every : batch * updates / warmup;
+    return std::clamp(min_ + step_ * done, min_, max_);
+  }
+
+private:
+  double duration_;
+  int64_t min_, max_, step_;
+  bool truncate_;
+};
+
+using Options = SeqLengthWarmupOptions;
+const AlgorithmRegistration<SeqLengthWarmup, Options> registration(
+    "seq_length_warmup",
+    {{"duration", &Options::duration,
+      "fraction of the run over which the length grows"},
+     {"min_seq_length", &Options::minSeqLength, "the first length"},
+     {"max_seq_length", &Options::maxSeqLength, "the length after warmup"},
+     {"step_size", &Options::stepSize, "the length grows in these steps"},
+     {"truncate", &Options::truncate,
+      "truncate sequences; false: reshape them into more, shorter ones"}});
+
+} // namespace
+} // namespace composer::runtime

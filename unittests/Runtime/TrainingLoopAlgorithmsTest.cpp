@@ -1,0 +1,452 @@
+//===- TrainingLoopAlgorithmsTest.cpp - SAM, SWA, selective backprop ------===//
+//
+// Each algorithm against values computed here by hand, with the trainer's
+// hooks (State::recomputeGradients, lossFunction, trainingBatch) stood in
+// for by small functions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "composer/Runtime/Algorithms.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+using namespace composer::runtime;
+
+namespace {
+
+bool fire(Algorithm &algorithm, Event event, State &state, Logger &logger) {
+  if (!algorithm.match(event, state))
+    return false;
+  algorithm.apply(event, state, logger);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// SAM
+//===----------------------------------------------------------------------===//
+
+/// L(w) = w1^2 + w1 w2 + 2 w2^2, so g = (2 w1 + w2, w1 + 4 w2).
+std::pair<double, double> gradientAt(double w1, double w2) {
+  return {2 * w1 + w2, w1 + 4 * w2};
+}
+
+struct TwoParameters {
+  State state;
+  torch::Tensor w1, w2;
+  std::vector<std::pair<double, double>> seenBySecondHalf;
+  /// What the stand-in for the second backward leaves (none: the true one).
+  std::optional<double> injected;
+
+  TwoParameters(double a, double b) {
+    w1 = torch::tensor({a}, torch::kFloat).requires_grad_();
+    w2 = torch::tensor({b}, torch::kFloat).requires_grad_();
+    state.parameters = {{"w1", w1}, {"w2", w2}};
+    state.recomputeGradients = [this] {
+      seenBySecondHalf.emplace_back(w1.item<double>(), w2.item<double>());
+      w1.mutable_grad().reset();
+      w2.mutable_grad().reset();
+      torch::Tensor loss = w1 * w1 + w1 * w2 + 2 * w2 * w2;
+      loss.sum().backward();
+      if (injected) {
+        torch::NoGradGuard noGrad;
+        w2.grad().fill_(*injected);
+      }
+      return true;
+    };
+    backward();
+  }
+
+  void backward() {
+    torch::Tensor loss = w1 * w1 + w1 * w2 + 2 * w2 * w2;
+    loss.sum().backward();
+  }
+};
+
+TEST(SamTest, AscendsThenTakesTheGradientThereAndComesBack) {
+  const double rho = 0.05, w1 = 1.0, w2 = -0.5;
+  auto sam = createAlgorithm("sam", {{"rho", rho}});
+  TwoParameters problem(w1, w2);
+  Logger logger;
+  ASSERT_TRUE(fire(*sam, Event::AfterBackward, problem.state, logger));
+  EXPECT_TRUE(problem.state.gradientsFinite);
+
+  auto [g1, g2] = gradientAt(w1, w2); // (1.5, -1)
+  double norm = std::sqrt(g1 * g1 + g2 * g2);
+  double e1 = rho * g1 / (norm + 1e-12), e2 = rho * g2 / (norm + 1e-12);
+  ASSERT_EQ(problem.seenBySecondHalf.size(), 1u);
+  EXPECT_NEAR(problem.seenBySecondHalf[0].first, w1 + e1, 1e-6);
+  EXPECT_NEAR(problem.seenBySecondHalf[0].second, w2 + e2, 1e-6);
+  // Back at w exactly, holding the gradient taken at w + e.
+  EXPECT_EQ(problem.w1.item<float>(), float(w1));
+  EXPECT_EQ(problem.w2.item<float>(), float(w2));
+  auto [h1, h2] = gradientAt(w1 + e1, w2 + e2);
+  EXPECT_NEAR(problem.w1.grad().item<double>(), h1, 1e-5);
+  EXPECT_NEAR(problem.w2.grad().item<double>(), h2, 1e-5);
+
+  // The descent step SGD then takes from w (lr 0.1), by hand.
+  torch::NoGradGuard noGrad;
+  for (auto &[name, p] : problem.state.parameters)
+    p.sub_(p.grad() * 0.1);
+  EXPECT_NEAR(problem.w1.item<double>(), w1 - 0.1 * h1, 1e-6);
+  EXPECT_NEAR(problem.w2.item<double>(), w2 - 0.1 * h2, 1e-6);
+}
+
+TEST(SamTest, EveryIntervalStepsOnly) {
+  auto sam = createAlgorithm("sam", {{"interval", int64_t(3)}});
+  TwoParameters problem(1.0, 2.0);
+  for (int64_t batch : {0, 1, 3, 4, 6}) {
+    problem.state.timestamp.batch = batch;
+    EXPECT_EQ(sam->match(Event::AfterBackward, problem.state),
+              (batch + 1) % 3 == 0)
+        << batch;
+  }
+  problem.state.timestamp.batch = 2;
+  EXPECT_TRUE(sam->match(Event::AfterBackward, problem.state));
+  EXPECT_FALSE(sam->match(Event::AfterForward, problem.state));
+  problem.state.recomputeGradients = nullptr; // outside a trainer
+  EXPECT_FALSE(sam->match(Event::AfterBackward, problem.state));
+}
+
+TEST(SamTest, AnInfiniteFirstGradientSkipsBothHalves) {
+  auto sam = createAlgorithm("sam");
+  TwoParameters problem(1.0, 2.0);
+  {
+    torch::NoGradGuard noGrad;
+    problem.w1.grad().fill_(std::numeric_limits<float>::infinity());
+  }
+  Logger logger;
+  ASSERT_TRUE(fire(*sam, Event::AfterBackward, problem.state, logger));
+  EXPECT_TRUE(problem.seenBySecondHalf.empty()) << "no second half";
+  EXPECT_FALSE(problem.state.gradientsFinite) << "the step is skipped";
+  EXPECT_EQ(problem.w1.item<float>(), 1.0f);
+  EXPECT_EQ(problem.w2.item<float>(), 2.0f);
+
+  // Loss scaling already found an overflow: nothing runs either.
+  TwoParameters scaled(1.0, 2.0);
+  scaled.state.gradientsFinite = false;
+  ASSERT_TRUE(fire(*sam, Event::AfterBackward, scaled.state, logger));
+  EXPECT_TRUE(scaled.seenBySecondHalf.empty());
+  EXPECT_EQ(scaled.w1.item<float>(), 1.0f);
+}
+
+TEST(SamTest, AnInfiniteSecondGradientRestoresTheWeightsAndSkips) {
+  auto sam = createAlgorithm("sam", {{"rho", 0.5}});
+  TwoParameters problem(1.0, 2.0);
+  problem.injected = std::numeric_limits<float>::infinity();
+  Logger logger;
+  ASSERT_TRUE(fire(*sam, Event::AfterBackward, problem.state, logger));
+  ASSERT_EQ(problem.seenBySecondHalf.size(), 1u);
+  EXPECT_NE(problem.seenBySecondHalf[0].first, 1.0) << "it did ascend";
+  EXPECT_FALSE(problem.state.gradientsFinite);
+  EXPECT_EQ(problem.w1.item<float>(), 1.0f);
+  EXPECT_EQ(problem.w2.item<float>(), 2.0f);
+  EXPECT_TRUE(std::isfinite(problem.w1.item<float>()));
+}
+
+TEST(SamTest, RejectsBadOptions) {
+  EXPECT_THROW(createAlgorithm("sam", {{"rho", -0.1}}), std::invalid_argument);
+  EXPECT_THROW(createAlgorithm("sam", {{"epsilon", -1.0}}),
+               std::invalid_argument);
+  EXPECT_THROW(createAlgorithm("sam", {{"interval", int64_t(0)}}),
+               std::invalid_argument);
+}
+
+//===----------------------------------------------------------------------===//
+// Selective backprop
+//===----------------------------------------------------------------------===//
+
+/// Output i is input i's mean: with MSE against zeros, sample i's loss is
+/// (its value)^2, so the losses are known and distinct.
+torch::jit::Module meanModel() {
+  torch::jit::Module model("Mean");
+  model.define(R"(
+    def forward(self, x):
+        return torch.mean(torch.flatten(x, 1), 1, True)
+  )");
+  return model;
+}
+
+State selectiveState(int64_t batchInEpoch, double fraction, int64_t size) {
+  State state;
+  state.model = meanModel();
+  state.time.batchesPerEpoch = 100;
+  state.time.maxDuration = {1, TimeUnit::Epoch};
+  state.timestamp.batch = std::llround(fraction * 100);
+  state.timestamp.batchInEpoch = batchInEpoch;
+  state.seed = 3;
+  state.batch.input = (torch::arange(size, torch::kFloat) + 1)
+                          .view({size, 1, 1, 1})
+                          .expand({size, 1, 4, 4})
+                          .contiguous();
+  state.batch.target = torch::arange(size, torch::kLong) * 10;
+  state.lossFunction = [](const torch::Tensor &outputs,
+                          const torch::Tensor &target, bool perSample) {
+    torch::Tensor loss = outputs.flatten(1).pow(2).mean(1);
+    return perSample ? loss : loss.mean();
+  };
+  return state;
+}
+
+TEST(SelectiveBackpropTest, KeepsKeepTimesTheBatchAsWholeSamples) {
+  Logger logger;
+  for (auto [keep, size, expected] :
+       {std::tuple{0.5, 8, 4}, {0.3, 8, 2}, {0.25, 3, 1}, {1.0, 5, 5}}) {
+    auto algorithm = createAlgorithm(
+        "selective_backprop",
+        {{"start", 0.0}, {"end", 1.0}, {"keep", keep}, {"interrupt", 0}});
+    State state = selectiveState(0, 0.5, size);
+    ASSERT_TRUE(fire(*algorithm, Event::AfterDataloader, state, logger));
+    ASSERT_EQ(state.batch.size(), expected) << keep << " of " << size;
+    ASSERT_EQ(state.batch.target.size(0), expected);
+    std::set<int64_t> seen;
+    for (int64_t i = 0; i < expected; ++i) {
+      // Sample v (value v + 1 everywhere) still carries its own target.
+      double value = state.batch.input[i][0][0][0].item<double>();
+      EXPECT_TRUE(torch::equal(state.batch.input[i],
+                               torch::full({1, 4, 4}, float(value))));
+      EXPECT_EQ(state.batch.target[i].item<int64_t>(), int64_t(value - 1) * 10);
+      EXPECT_TRUE(seen.insert(int64_t(value)).second) << "no repeats";
+    }
+  }
+}
+
+TEST(SelectiveBackpropTest, FavoursHighLossSamplesAsQToTheOneOverKeepMinusOne) {
+  // keep 0.5: probability proportional to the percentile q. Over many
+  // batches the highest-loss of 4 samples (q = 7/8) is drawn first 7 times
+  // as often as the lowest (q = 1/8); with 2 kept of 4, the inclusion
+  // frequencies follow from the successive draws.
+  auto algorithm = createAlgorithm(
+      "selective_backprop",
+      {{"start", 0.0}, {"end", 1.0}, {"keep", 0.5}, {"interrupt", 0}});
+  Logger logger;
+  std::vector<int> kept(4, 0);
+  const int trials = 4000;
+  for (int t = 0; t < trials; ++t) {
+    State state = selectiveState(0, 0.5, 4);
+    state.time.maxDuration = {100, TimeUnit::Epoch};
+    state.timestamp.batch = t;
+    ASSERT_TRUE(fire(*algorithm, Event::AfterDataloader, state, logger));
+    for (int64_t i = 0; i < 2; ++i)
+      ++kept[int(state.batch.input[i][0][0][0].item<double>()) - 1];
+  }
+  // Inclusion probabilities of drawing 2 of 4 without replacement with
+  // weights 1, 3, 5, 7 (sum 16).
+  std::vector<double> w = {1, 3, 5, 7};
+  for (int i = 0; i < 4; ++i) {
+    double p = w[i] / 16;
+    for (int j = 0; j < 4; ++j)
+      if (j != i)
+        p += w[j] / 16 * w[i] / (16 - w[j]);
+    EXPECT_NEAR(double(kept[i]) / trials, p, 0.03) << "sample " << i;
+  }
+}
+
+TEST(SelectiveBackpropTest, ActiveBetweenStartAndEndExceptEveryInterrupt) {
+  auto algorithm = createAlgorithm("selective_backprop");
+  for (auto [batchInEpoch, fraction, active] : {std::tuple{0, 0.49, false},
+                                                {0, 0.5, true},
+                                                {1, 0.6, false},
+                                                {2, 0.6, true},
+                                                {4, 0.89, true},
+                                                {4, 0.9, false}}) {
+    State state = selectiveState(batchInEpoch, fraction, 4);
+    EXPECT_EQ(algorithm->match(Event::AfterDataloader, state), active)
+        << batchInEpoch << " at " << fraction;
+  }
+  EXPECT_TRUE(algorithm->runsFirst());
+}
+
+TEST(SelectiveBackpropTest, ScoresDownscaledInputs) {
+  auto algorithm = createAlgorithm(
+      "selective_backprop",
+      {{"start", 0.0}, {"end", 1.0}, {"scale_factor", 0.5}, {"interrupt", 0}});
+  State state = selectiveState(0, 0.5, 6);
+  torch::jit::Module model("Sizes");
+  // Fails unless the scoring forward sees 2x2 images.
+  model.define(R"(
+    def forward(self, x):
+        assert x.size(2) == 2 and x.size(3) == 2
+        return torch.mean(torch.flatten(x, 1), 1, True)
+  )");
+  state.model = model;
+  Logger logger;
+  ASSERT_TRUE(fire(*algorithm, Event::AfterDataloader, state, logger));
+  EXPECT_EQ(state.batch.input.sizes(), (std::vector<int64_t>{3, 1, 4, 4}));
+}
+
+TEST(SelectiveBackpropTest, RejectsBadOptions) {
+  for (double keep : {0.0, -0.5, 1.5})
+    EXPECT_THROW(createAlgorithm("selective_backprop", {{"keep", keep}}),
+                 std::invalid_argument)
+        << keep;
+  EXPECT_THROW(
+      createAlgorithm("selective_backprop", {{"start", 0.8}, {"end", 0.5}}),
+      std::invalid_argument);
+  EXPECT_THROW(createAlgorithm("selective_backprop", {{"scale_factor", 2.0}}),
+               std::invalid_argument);
+  EXPECT_THROW(
+      createAlgorithm("selective_backprop", {{"interrupt", int64_t(-1)}}),
+      std::invalid_argument);
+}
+
+//===----------------------------------------------------------------------===//
+// SWA
+//===----------------------------------------------------------------------===//
+
+/// Two parameters and a BatchNorm over 2 features, momentum 0.1, updating
+/// num_batches_tracked as nn.BatchNorm1d does.
+torch::jit::Module batchNormModel() {
+  torch::jit::Module model("Bn");
+  model.register_parameter("weight", torch::ones({2}), false);
+  model.register_parameter("bias", torch::zeros({2}), false);
+  model.register_buffer("running_mean", torch::zeros({2}));
+  model.register_buffer("running_var", torch::ones({2}));
+  model.register_buffer("num_batches_tracked", torch::zeros({}, torch::kLong));
+  model.define(R"(
+    def forward(self, x):
+        self.num_batches_tracked.add_(1)
+        return torch.batch_norm(x, self.weight, self.bias, self.running_mean,
+                                self.running_var, True, 0.1, 1e-5, False)
+  )");
+  return model;
+}
+
+struct SwaRun {
+  State state;
+  std::vector<torch::Tensor> batches;
+
+  SwaRun() {
+    state.model = batchNormModel();
+    state.parameters = namedParameters(state.model);
+    state.time.batchesPerEpoch = 3;
+    state.time.maxDuration = {10, TimeUnit::Epoch};
+    torch::manual_seed(4);
+    for (int i = 0; i < 3; ++i)
+      batches.push_back(torch::randn({5, 2}) * (i + 1) + i);
+    state.trainingBatch = [this](int64_t, int64_t index) {
+      return Batch{batches.at(index), torch::zeros({5}, torch::kLong)};
+    };
+  }
+
+  /// The weights at batch b: b and -2b.
+  void trainTo(int64_t b) {
+    torch::NoGradGuard noGrad;
+    state.timestamp.batch = b;
+    state.parameters[0].second.fill_(double(b));
+    state.parameters[1].second.fill_(-2.0 * double(b));
+  }
+};
+
+TEST(SwaTest, AveragesFromStartToEndThenRecomputesBatchNorm) {
+  auto swa =
+      createAlgorithm("swa", {{"swa_start", Time{4, TimeUnit::Batch}},
+                              {"swa_end", Time{7, TimeUnit::Batch}},
+                              {"update_interval", Time{1, TimeUnit::Batch}}});
+  SwaRun run;
+  Logger logger;
+  for (int64_t b = 1; b <= 9; ++b) {
+    run.trainTo(b);
+    bool fired = fire(*swa, Event::BatchEnd, run.state, logger);
+    EXPECT_EQ(fired, b >= 4 && b <= 7) << b;
+  }
+  // Batches 4..7 averaged: weight 5.5, bias -11; the model holds them from
+  // batch 7 on (trainTo overwrote them after, so check at batch 7).
+  SwaRun check;
+  auto again =
+      createAlgorithm("swa", {{"swa_start", Time{4, TimeUnit::Batch}},
+                              {"swa_end", Time{7, TimeUnit::Batch}},
+                              {"update_interval", Time{1, TimeUnit::Batch}}});
+  for (int64_t b = 1; b <= 7; ++b) {
+    check.trainTo(b);
+    fire(*again, Event::BatchEnd, check.state, logger);
+  }
+  EXPECT_TRUE(
+      torch::allclose(check.state.parameters[0].second, torch::full({2}, 5.5)));
+  EXPECT_TRUE(torch::allclose(check.state.parameters[1].second,
+                              torch::full({2}, -11.0)));
+
+  // update_bn: the mean over batches of each batch's mean and unbiased
+  // variance.
+  torch::Tensor mean = torch::zeros({2}), var = torch::zeros({2});
+  for (const torch::Tensor &x : check.batches) {
+    mean += x.mean(0) / 3;
+    var += x.var(0, /*unbiased=*/true) / 3;
+  }
+  std::map<std::string, torch::Tensor> buffers;
+  for (const auto &[name, t] : namedBuffers(check.state.model))
+    buffers[name] = t;
+  EXPECT_TRUE(torch::allclose(buffers["running_mean"], mean, 1e-5, 1e-5))
+      << buffers["running_mean"] << mean;
+  EXPECT_TRUE(torch::allclose(buffers["running_var"], var, 1e-5, 1e-5))
+      << buffers["running_var"] << var;
+  EXPECT_EQ(buffers["num_batches_tracked"].item<int64_t>(), 3);
+}
+
+TEST(SwaTest, EveryUpdateIntervalEventsAndFromACheckpoint) {
+  AlgorithmOptions options = {{"swa_start", Time{2, TimeUnit::Batch}},
+                              {"swa_end", Time{8, TimeUnit::Batch}},
+                              {"update_interval", Time{2, TimeUnit::Batch}}};
+  Logger logger;
+  // Straight: updates at batches 2, 4, 6, 8 (every other event from 2).
+  SwaRun straight;
+  auto swa = createAlgorithm("swa", options);
+  for (int64_t b = 1; b <= 8; ++b) {
+    straight.trainTo(b);
+    fire(*swa, Event::BatchEnd, straight.state, logger);
+  }
+  EXPECT_TRUE(torch::allclose(straight.state.parameters[0].second,
+                              torch::full({2}, 5.0)));
+
+  // Interrupted after batch 5: the checkpoint carries the average.
+  SwaRun first;
+  auto before = createAlgorithm("swa", options);
+  for (int64_t b = 1; b <= 5; ++b) {
+    first.trainTo(b);
+    fire(*before, Event::BatchEnd, first.state, logger);
+  }
+  std::stringstream stream;
+  {
+    torch::serialize::OutputArchive archive;
+    before->saveState(archive);
+    archive.save_to(stream);
+  }
+  SwaRun resumed;
+  auto after = createAlgorithm("swa", options);
+  {
+    torch::serialize::InputArchive archive;
+    archive.load_from(stream);
+    after->loadState(archive);
+  }
+  for (int64_t b = 6; b <= 8; ++b) {
+    resumed.trainTo(b);
+    fire(*after, Event::BatchEnd, resumed.state, logger);
+  }
+  EXPECT_TRUE(torch::equal(resumed.state.parameters[0].second,
+                           straight.state.parameters[0].second));
+  EXPECT_TRUE(torch::equal(resumed.state.parameters[1].second,
+                           straight.state.parameters[1].second));
+}
+
+TEST(SwaTest, RejectsBadOptions) {
+  auto bad = [](const AlgorithmOptions &options) {
+    EXPECT_THROW(createAlgorithm("swa", options), std::invalid_argument);
+  };
+  bad({{"swa_start", Time{0.8, TimeUnit::Duration}},
+       {"swa_end", Time{0.5, TimeUnit::Duration}}});
+  bad({{"swa_start", Time{0.5, TimeUnit::Duration}},
+       {"swa_end", Time{0.5, TimeUnit::Duration}}});
+  bad({{"swa_start", Time{2, TimeUnit::Epoch}},
+       {"swa_end", Time{0.9, TimeUnit::Duration}}});
+  bad({{"update_interval", Time{0.1, TimeUnit::Duration}}});
+  bad({{"anneal_strategy", std::string("step")}});
+  bad({{"anneal_steps", int64_t(0)}});
+}
+
+} // namespace
