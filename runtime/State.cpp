@@ -5,6 +5,8 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <unordered_set>
+
 namespace composer::runtime {
 
 Algorithm::~Algorithm() = default;
@@ -29,9 +31,14 @@ torch::Generator State::generatorFor(const std::string &purpose) const {
 
 std::vector<std::pair<std::string, torch::Tensor>>
 namedParameters(const torch::jit::Module &model) {
+  // A tied weight (an output head sharing the token embedding's) is one
+  // parameter in two modules' slots: listed once, under its first name, as
+  // nn.Module.parameters() does. Twice, the optimizer would step it twice.
+  std::unordered_set<const c10::TensorImpl *> seen;
   std::vector<std::pair<std::string, torch::Tensor>> result;
   for (const auto &entry : model.named_parameters(/*recurse=*/true))
-    result.emplace_back(entry.name, entry.value);
+    if (seen.insert(entry.value.unsafeGetTensorImpl()).second)
+      result.emplace_back(entry.name, entry.value);
   return result;
 }
 

@@ -89,7 +89,8 @@ struct State {
   double fractionDone() const { return time.fractionDone(timestamp); }
 };
 
-/// The model's parameters and buffers by state_dict name.
+/// The model's parameters (each once: a tied weight under its first name)
+/// and buffers by state_dict name.
 std::vector<std::pair<std::string, torch::Tensor>>
 namedParameters(const torch::jit::Module &model);
 std::vector<std::pair<std::string, torch::Tensor>>
