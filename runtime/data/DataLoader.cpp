@@ -24,13 +24,6 @@
 namespace composer::runtime {
 namespace {
 
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
 /// A SplitMix64 stream: tiny to seed, so each sample can own one.
 struct SampleRng {
   uint64_t state;

@@ -11,7 +11,6 @@
 #include <cmath>
 
 namespace composer::runtime {
-namespace {
 
 uint64_t splitmix64(uint64_t x) {
   x += 0x9E3779B97F4A7C15ULL;
@@ -19,8 +18,6 @@ uint64_t splitmix64(uint64_t x) {
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
   return x ^ (x >> 31);
 }
-
-} // namespace
 
 SampleTransform::~SampleTransform() = default;
 

@@ -23,26 +23,12 @@ import torch
 
 import models
 import reference
-from check_method import parse_method
+from check_method import close, fail, parse_method
 
-TOLERANCE = 1e-5
 STEPS = 60
 # The period buffer from this step on, as composer-train would set it.
 NEW_PERIOD_STEP, NEW_PERIOD = 40, 3
 BATCHES = (32, 40, 2)
-
-
-def fail(message):
-    print(f"FAIL: {message}")
-    sys.exit(1)
-
-
-def close(what, expected, actual):
-    if expected.shape != actual.shape:
-        fail(f"{what}: shape {list(expected.shape)} vs {list(actual.shape)}")
-    diff = (expected - actual).abs().max().item()
-    if not diff <= TOLERANCE * max(1.0, expected.abs().max().item()):
-        fail(f"{what}: max abs diff {diff}")
 
 
 def main():

@@ -20,6 +20,10 @@
 
 namespace composer::runtime {
 
+/// SplitMix64's mixing step, which the loader's and the transforms' sample
+/// streams both draw from.
+uint64_t splitmix64(uint64_t x);
+
 /// One sample's random stream (SplitMix64): cheap to seed, so every sample
 /// of every epoch owns one per transform.
 class SampleRandom {
