@@ -53,9 +53,14 @@ bool isFp32GenericKind(StringRef kind) {
       .Cases("aten::binary_cross_entropy_with_logits", "aten::kl_div",
              "aten::norm", "aten::cumsum", "aten::prod", "aten::rsqrt", true)
       .Cases("aten::softmax", "aten::layer_norm", "aten::group_norm",
-             "aten::batch_norm", "aten::logsumexp", "aten::cdist", true)
+             "aten::logsumexp", "aten::cdist", true)
       .Cases("aten::binary_cross_entropy", "aten::huber_loss", "aten::var",
              "aten::std", "aten::var_mean", "aten::std_mean", true)
+      // No bf16 CPU kernel in LibTorch 1.13 (hardtanh's backward, mish), and
+      // now that batch norm follows its input, they see a low input after a
+      // convolution (MobileNetV2's relu6).
+      .Cases("aten::hardtanh", "aten::hardtanh_", "aten::relu6",
+             "aten::relu6_", "aten::mish", "aten::mish_", true)
       .Default(false);
 }
 
@@ -252,9 +257,12 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
                       (generic && isLowGenericKind(kind));
     bool norm = isLayerOrGroupNorm(op);
     bool lowNorm = lowNorms && norm;
-    bool fp32 =
-        !lowNorm && (isa<SoftmaxOp, BatchNormOp, GhostBatchNormOp>(op) ||
-                     norm || (generic && isFp32GenericKind(kind)));
+    // Batch norm is on neither of autocast's lists (CPU in LibTorch 1.13,
+    // CUDA): it follows its input, and its kernels take a low input
+    // with fp32 weights and running statistics, accumulating in fp32. Casting
+    // its input up cost two full-size casts per convolution.
+    bool fp32 = !lowNorm && (isa<SoftmaxOp>(op) || norm ||
+                             (generic && isFp32GenericKind(kind)));
     if (!matmulLike && !lowNorm && !fp32) {
       // Follows its inputs, so may be low where one of them may be.
       bool changed = false;
@@ -299,10 +307,7 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
     }
     ScalarType target = fp32 ? ScalarType::Float : lowDtype;
     bool changed;
-    if (isa<BatchNormOp, GhostBatchNormOp>(op)) {
-      // Casting running statistics would detach the module's buffers.
-      changed = castOperands(op, op->getOpOperands().take_front(), target);
-    } else if (generic && fp32) {
+    if (generic && fp32) {
       // Only what may be low: integer operands (targets, indices) stay.
       changed = false;
       for (OpOperand &operand : op->getOpOperands())

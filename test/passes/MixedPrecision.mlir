@@ -217,3 +217,52 @@ module {
 // CHECK: return %[[R]], %[[S]]
 
 // REPORT: remark: composer-mixed-precision: 3 ops given their autocast dtype, 0 skipped
+
+// -----
+
+// Batch norm follows its input, as under autocast (on neither of its lists):
+// the bf16 convolution output goes in as is, with the fp32 weight, bias and
+// running statistics, and the relu after it stays bf16 (the next
+// convolution's cast of it is a no-op at run time). relu6 (aten::hardtanh_) runs in fp32:
+// LibTorch 1.13 has no bf16 CPU kernel for its backward.
+module {
+  composer.parameter @conv.weight : !composer.tensor<8x8x3x3xf32>
+  composer.parameter @bn.weight : !composer.tensor<8xf32>
+  composer.parameter @bn.bias : !composer.tensor<8xf32>
+  composer.buffer @bn.running_mean : !composer.tensor<8xf32>
+  composer.buffer @bn.running_var : !composer.tensor<8xf32>
+  func.func @forward(%x: !composer.tensor) -> !composer.tensor {
+    %none = composer.constant(none) : !composer.none
+    %true = composer.constant(true) : !composer.bool
+    %m = composer.constant(1.000000e-01) : !composer.float
+    %zero = composer.constant(0.000000e+00) : !composer.float
+    %six = composer.constant(6.000000e+00) : !composer.float
+    %cw = composer.get_param @conv.weight : !composer.tensor
+    %w = composer.get_param @bn.weight : !composer.tensor
+    %b = composer.get_param @bn.bias : !composer.tensor
+    %rm = composer.get_param @bn.running_mean : !composer.tensor
+    %rv = composer.get_param @bn.running_var : !composer.tensor
+    %c = composer.conv2d %x, %cw, %none {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %n = composer.batch_norm %c, %w, %b, %rm, %rv, %true, %m {cudnn_enabled = true, eps = 1.000000e-05 : f64} : (!composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor, !composer.bool, !composer.float) -> !composer.tensor
+    %r = composer.relu %n : (!composer.tensor) -> !composer.tensor
+    %d = composer.conv2d %r, %cw, %none {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %h = composer.op "aten::hardtanh_"(%d, %zero, %six) : (!composer.tensor, !composer.float, !composer.float) -> !composer.tensor
+    return %h : !composer.tensor
+  }
+}
+// CHECK-LABEL: func.func @forward
+// CHECK: %[[CW:.*]] = composer.get_param @conv.weight
+// CHECK: %[[W:.*]] = composer.get_param @bn.weight
+// CHECK: %[[B:.*]] = composer.get_param @bn.bias
+// CHECK: %[[RM:.*]] = composer.get_param @bn.running_mean
+// CHECK: %[[RV:.*]] = composer.get_param @bn.running_var
+// CHECK: %[[C:.*]] = composer.conv2d
+// CHECK-NEXT: %[[N:.*]] = composer.batch_norm %[[C]], %[[W]], %[[B]], %[[RM]], %[[RV]],
+// CHECK-NEXT: %[[R:.*]] = composer.relu %[[N]]
+// CHECK-NEXT: %[[RL:.*]] = composer.to_dtype %[[R]] {{.*}}dtype = #composer.dtype<bf16>
+// CHECK-NEXT: %[[CWL:.*]] = composer.to_dtype %[[CW]] {{.*}}dtype = #composer.dtype<bf16>
+// CHECK-NEXT: %[[D:.*]] = composer.conv2d %[[RL]], %[[CWL]],
+// CHECK-NEXT: %[[DF:.*]] = composer.to_dtype %[[D]] {{.*}}dtype = #composer.dtype<f32>
+// CHECK-NEXT: composer.op "aten::hardtanh_"(%[[DF]],
+
+// REPORT: remark: composer-mixed-precision: 3 ops given their autocast dtype, 0 skipped
