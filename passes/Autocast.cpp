@@ -59,8 +59,8 @@ bool isFp32GenericKind(StringRef kind) {
       // No bf16 CPU kernel in LibTorch 1.13 (hardtanh's backward, mish), and
       // now that batch norm follows its input, they see a low input after a
       // convolution (MobileNetV2's relu6).
-      .Cases("aten::hardtanh", "aten::hardtanh_", "aten::relu6",
-             "aten::relu6_", "aten::mish", "aten::mish_", true)
+      .Cases("aten::hardtanh", "aten::hardtanh_", "aten::relu6", "aten::relu6_",
+             "aten::mish", "aten::mish_", true)
       .Default(false);
 }
 
