@@ -295,6 +295,8 @@ void Trainer::trainBatch(Batch batch) {
     state_.loss = computeLoss(state_.outputs, stepTarget_);
     fire(Event::AfterLoss);
   }
+  // Algorithms may replace the loss here (MixUp's interpolate_loss).
+  fire(Event::BeforeBackward);
   // The group's mean loss: what is logged, and what decides a NaN stop on
   // every rank alike.
   torch::Tensor groupLoss = state_.loss.detach().to(torch::kDouble);
@@ -315,7 +317,6 @@ void Trainer::trainBatch(Batch batch) {
       message << " No checkpoint was written.";
     throw TrainingError(message.str());
   }
-  fire(Event::BeforeBackward);
   state_.gradientsFinite = backward(state_.loss);
   fire(Event::AfterBackward);
   bool finite = state_.gradientsFinite;

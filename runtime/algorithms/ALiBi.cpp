@@ -29,9 +29,8 @@ public:
   explicit Alibi(const AlibiOptions &options)
       : scaling_(options.trainSequenceLengthScaling) {
     if (!(scaling_ > 0 && scaling_ <= 1))
-      throw std::invalid_argument(
-          "alibi: train_sequence_length_scaling must be in (0, 1], got " +
-          std::to_string(scaling_));
+      throwInvalidOption("alibi", "train_sequence_length_scaling",
+                         "must be in (0, 1], got " + std::to_string(scaling_));
   }
 
   std::string name() const override { return "alibi"; }

@@ -95,11 +95,11 @@ std::shared_ptr<const SampleTransform>
 makeAugMix(const AugMixOptions &options) {
   checkSeverity("augmix", double(options.severity));
   if (options.width < 1)
-    throw std::invalid_argument("augmix: width must be >= 1, got " +
-                                std::to_string(options.width));
+    throwInvalidOption("augmix", "width",
+                       "must be >= 1, got " + std::to_string(options.width));
   if (!(options.alpha > 0))
-    throw std::invalid_argument("augmix: alpha must be > 0, got " +
-                                std::to_string(options.alpha));
+    throwInvalidOption("augmix", "alpha",
+                       "must be > 0, got " + std::to_string(options.alpha));
   return makeAugmentation<AugMixTransform>("augmix", options);
 }
 

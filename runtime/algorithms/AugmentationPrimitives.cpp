@@ -160,17 +160,17 @@ const std::vector<AugmentationFn> &getAugmentationSet(const std::string &name) {
   };
   auto it = sets.find(name);
   if (it == sets.end())
-    throw std::invalid_argument("augmentation_set must be 'all', 'safe' or "
-                                "'original', got '" +
-                                name + "'");
+    throw InvalidOption(
+        {"augmentation_set"},
+        "augmentation_set must be 'all', 'safe' or 'original', got '" + name +
+            "'");
   return it->second;
 }
 
 void checkSeverity(const char *algorithm, double severity) {
   if (!(severity >= 0 && severity <= 10))
-    throw std::invalid_argument(std::string(algorithm) +
-                                ": severity must be in [0, 10], got " +
-                                std::to_string(severity));
+    throwInvalidOption(algorithm, "severity",
+                       "must be in [0, 10], got " + std::to_string(severity));
 }
 
 } // namespace composer::runtime

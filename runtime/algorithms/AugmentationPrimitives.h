@@ -25,10 +25,10 @@ using AugmentationFn = torch::Tensor (*)(const torch::Tensor &image,
 /// Composer's augmentation sets: "all", "safe" (none of the ImageNet-C
 /// corruptions: no color, contrast, brightness or sharpness) and "original"
 /// (those four with the original AugMix intensity sampling). Throws
-/// std::invalid_argument naming the sets for another name.
+/// InvalidOption (at augmentation_set) naming the sets for another name.
 const std::vector<AugmentationFn> &getAugmentationSet(const std::string &name);
 
-/// Checks a severity (0 to 10) for `algorithm`; throws std::invalid_argument.
+/// Checks a severity (0 to 10) for `algorithm`; throws InvalidOption.
 void checkSeverity(const char *algorithm, double severity);
 
 /// `Transform` built from `options`, its errors (an unknown augmentation
@@ -38,8 +38,8 @@ std::shared_ptr<const SampleTransform>
 makeAugmentation(const char *algorithm, const Options &options) {
   try {
     return std::make_shared<Transform>(options);
-  } catch (const std::invalid_argument &e) {
-    throw std::invalid_argument(std::string(algorithm) + ": " + e.what());
+  } catch (const InvalidOption &e) {
+    throw InvalidOption(e.options(), std::string(algorithm) + ": " + e.what());
   }
 }
 

@@ -81,11 +81,11 @@ public:
   explicit ColOut(const ColOutOptions &options)
       : pRow_(options.pRow), pCol_(options.pCol), batch_(options.batch) {
     if (!(pRow_ >= 0 && pRow_ < 1))
-      throw std::invalid_argument("colout: p_row must be in [0, 1), got " +
-                                  std::to_string(pRow_));
+      throwInvalidOption("colout", "p_row",
+                         "must be in [0, 1), got " + std::to_string(pRow_));
     if (!(pCol_ >= 0 && pCol_ < 1))
-      throw std::invalid_argument("colout: p_col must be in [0, 1), got " +
-                                  std::to_string(pCol_));
+      throwInvalidOption("colout", "p_col",
+                         "must be in [0, 1), got " + std::to_string(pCol_));
   }
 
   std::string name() const override { return "colout"; }

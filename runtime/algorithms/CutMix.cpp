@@ -18,14 +18,16 @@ namespace {
 
 struct CutMixOptions {
   double alpha = 1.0;
+  bool interpolateLoss = false;
 };
 
 class CutMix final : public SampleMixing {
 public:
-  explicit CutMix(const CutMixOptions &options) : alpha_(options.alpha) {
+  explicit CutMix(const CutMixOptions &options)
+      : SampleMixing(options.interpolateLoss), alpha_(options.alpha) {
     if (!(alpha_ > 0))
-      throw std::invalid_argument("cutmix: alpha must be > 0, got " +
-                                  std::to_string(alpha_));
+      throwInvalidOption("cutmix", "alpha",
+                         "must be > 0, got " + std::to_string(alpha_));
   }
 
   std::string name() const override { return "cutmix"; }
@@ -67,7 +69,9 @@ private:
 const AlgorithmRegistration<CutMix, CutMixOptions>
     registration("cutmix",
                  {{"alpha", &CutMixOptions::alpha,
-                   "the box's area ratio is drawn from Beta(alpha, alpha)"}});
+                   "the box's area ratio is drawn from Beta(alpha, alpha)"},
+                  {"interpolate_loss", &CutMixOptions::interpolateLoss,
+                   "mix the losses against both targets, not the targets"}});
 
 } // namespace
 } // namespace composer::runtime

@@ -24,11 +24,11 @@ public:
   explicit CutOut(const CutOutOptions &options)
       : numHoles_(options.numHoles), length_(options.length) {
     if (numHoles_ < 1)
-      throw std::invalid_argument("cutout: num_holes must be >= 1, got " +
-                                  std::to_string(numHoles_));
+      throwInvalidOption("cutout", "num_holes",
+                         "must be >= 1, got " + std::to_string(numHoles_));
     if (!(length_ > 0))
-      throw std::invalid_argument("cutout: length must be > 0, got " +
-                                  std::to_string(length_));
+      throwInvalidOption("cutout", "length",
+                         "must be > 0, got " + std::to_string(length_));
   }
 
   std::string name() const override { return "cutout"; }

@@ -45,11 +45,11 @@ public:
   explicit Ema(const EmaOptions &options)
       : halfLife_(options.halfLife), updateInterval_(options.updateInterval) {
     if (!(halfLife_.value >= 0))
-      throw std::invalid_argument("ema: half_life must be >= 0, got " +
-                                  halfLife_.str());
+      throwInvalidOption("ema", "half_life",
+                         "must be >= 0, got " + halfLife_.str());
     if (!(updateInterval_.value > 0))
-      throw std::invalid_argument("ema: update_interval must be > 0, got " +
-                                  updateInterval_.str());
+      throwInvalidOption("ema", "update_interval",
+                         "must be > 0, got " + updateInterval_.str());
   }
 
   std::string name() const override { return "ema"; }

@@ -43,14 +43,12 @@ public:
     else if (options.type == "adaptive")
       type_ = ClipType::Adaptive;
     else
-      throw std::invalid_argument(
-          "gradient_clipping: clipping_type must be 'norm', 'value' or "
-          "'adaptive', got '" +
-          options.type + "'");
+      throwInvalidOption("gradient_clipping", "clipping_type",
+                         "must be 'norm', 'value' or 'adaptive', got '" +
+                             options.type + "'");
     if (!(threshold_ > 0 && std::isfinite(threshold_)))
-      throw std::invalid_argument(
-          "gradient_clipping: clipping_threshold must be > 0, got " +
-          std::to_string(threshold_));
+      throwInvalidOption("gradient_clipping", "clipping_threshold",
+                         "must be > 0, got " + std::to_string(threshold_));
   }
 
   std::string name() const override { return "gradient_clipping"; }

@@ -32,8 +32,8 @@ public:
   explicit GyroDropout(const GyroDropoutOptions &options)
       : period_(options.period) {
     if (!(period_.value >= 0))
-      throw std::invalid_argument("gyro_dropout: period must be >= 0, got " +
-                                  period_.str());
+      throwInvalidOption("gyro_dropout", "period",
+                         "must be >= 0, got " + period_.str());
   }
 
   std::string name() const override { return "gyro_dropout"; }

@@ -21,9 +21,9 @@ public:
   explicit LabelSmoothing(const LabelSmoothingOptions &options)
       : smoothing_(options.smoothing) {
     if (!(smoothing_ >= 0 && smoothing_ <= 1))
-      throw std::invalid_argument(
-          "label_smoothing: smoothing must be in [0, 1], got " +
-          std::to_string(smoothing_));
+      throwInvalidOption("label_smoothing", "smoothing",
+                         "must be in [0, 1], got " +
+                             std::to_string(smoothing_));
   }
 
   std::string name() const override { return "label_smoothing"; }

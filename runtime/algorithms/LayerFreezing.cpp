@@ -78,13 +78,13 @@ public:
   explicit LayerFreezing(const LayerFreezingOptions &options)
       : freezeStart_(options.freezeStart), freezeLevel_(options.freezeLevel) {
     if (!(freezeStart_ >= 0 && freezeStart_ < 1))
-      throw std::invalid_argument(
-          "layer_freezing: freeze_start must be in [0, 1), got " +
-          std::to_string(freezeStart_));
+      throwInvalidOption("layer_freezing", "freeze_start",
+                         "must be in [0, 1), got " +
+                             std::to_string(freezeStart_));
     if (!(freezeLevel_ >= 0 && freezeLevel_ <= 1))
-      throw std::invalid_argument(
-          "layer_freezing: freeze_level must be in [0, 1], got " +
-          std::to_string(freezeLevel_));
+      throwInvalidOption("layer_freezing", "freeze_level",
+                         "must be in [0, 1], got " +
+                             std::to_string(freezeLevel_));
   }
 
   std::string name() const override { return "layer_freezing"; }

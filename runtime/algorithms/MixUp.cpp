@@ -16,14 +16,16 @@ namespace {
 
 struct MixUpOptions {
   double alpha = 0.2;
+  bool interpolateLoss = false;
 };
 
 class MixUp final : public SampleMixing {
 public:
-  explicit MixUp(const MixUpOptions &options) : alpha_(options.alpha) {
+  explicit MixUp(const MixUpOptions &options)
+      : SampleMixing(options.interpolateLoss), alpha_(options.alpha) {
     if (!(alpha_ >= 0))
-      throw std::invalid_argument("mixup: alpha must be >= 0, got " +
-                                  std::to_string(alpha_));
+      throwInvalidOption("mixup", "alpha",
+                         "must be >= 0, got " + std::to_string(alpha_));
   }
 
   std::string name() const override { return "mixup"; }
@@ -52,7 +54,9 @@ private:
 const AlgorithmRegistration<MixUp, MixUpOptions>
     registration("mixup",
                  {{"alpha", &MixUpOptions::alpha,
-                   "l = max(z, 1-z), z ~ Beta(alpha, alpha); 0: no mixing"}});
+                   "l = max(z, 1-z), z ~ Beta(alpha, alpha); 0: no mixing"},
+                  {"interpolate_loss", &MixUpOptions::interpolateLoss,
+                   "mix the losses against both targets, not the targets"}});
 
 } // namespace
 } // namespace composer::runtime

@@ -31,26 +31,29 @@ public:
         delayFraction_(options.delayFraction),
         finetuneFraction_(options.finetuneFraction),
         sizeIncrement_(options.sizeIncrement), crop_(options.mode == "crop") {
-    auto fail = [](const std::string &what) {
-      throw std::invalid_argument("progressive_resizing: " + what);
+    auto fail = [](const char *option, const std::string &problem) {
+      throwInvalidOption("progressive_resizing", option, problem);
     };
     if (!(initialScale_ > 0 && initialScale_ <= 1))
-      fail("initial_scale must be in (0, 1], got " +
-           std::to_string(initialScale_));
+      fail("initial_scale",
+           "must be in (0, 1], got " + std::to_string(initialScale_));
     if (!(delayFraction_ >= 0 && delayFraction_ <= 1))
-      fail("delay_fraction must be in [0, 1], got " +
-           std::to_string(delayFraction_));
+      fail("delay_fraction",
+           "must be in [0, 1], got " + std::to_string(delayFraction_));
     if (!(finetuneFraction_ >= 0 && finetuneFraction_ <= 1))
-      fail("finetune_fraction must be in [0, 1], got " +
-           std::to_string(finetuneFraction_));
+      fail("finetune_fraction",
+           "must be in [0, 1], got " + std::to_string(finetuneFraction_));
     if (delayFraction_ + finetuneFraction_ > 1)
-      fail("delay_fraction + finetune_fraction must be <= 1, got " +
-           std::to_string(delayFraction_ + finetuneFraction_));
+      throw InvalidOption(
+          {"finetune_fraction", "delay_fraction"},
+          "progressive_resizing: delay_fraction + finetune_fraction must be "
+          "<= 1, got " +
+              std::to_string(delayFraction_ + finetuneFraction_));
     if (sizeIncrement_ < 1)
-      fail("size_increment must be >= 1, got " +
-           std::to_string(sizeIncrement_));
+      fail("size_increment",
+           "must be >= 1, got " + std::to_string(sizeIncrement_));
     if (options.mode != "resize" && options.mode != "crop")
-      fail("mode must be 'resize' or 'crop', got '" + options.mode + "'");
+      fail("mode", "must be 'resize' or 'crop', got '" + options.mode + "'");
   }
 
   std::string name() const override { return "progressive_resizing"; }

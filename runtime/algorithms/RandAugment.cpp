@@ -50,8 +50,8 @@ std::shared_ptr<const SampleTransform>
 makeRandAugment(const RandAugmentOptions &options) {
   checkSeverity("randaugment", double(options.severity));
   if (options.depth < 0)
-    throw std::invalid_argument("randaugment: depth must be >= 0, got " +
-                                std::to_string(options.depth));
+    throwInvalidOption("randaugment", "depth",
+                       "must be >= 0, got " + std::to_string(options.depth));
   return makeAugmentation<RandAugmentTransform>("randaugment", options);
 }
 

@@ -36,6 +36,14 @@ const char *describeOptionType(OptionType type) {
   return descriptions[size_t(type)];
 }
 
+void throwInvalidOption(const std::string &algorithm, const std::string &option,
+                        const std::string &problem,
+                        std::vector<std::string> related) {
+  related.insert(related.begin(), option);
+  throw InvalidOption(std::move(related),
+                      algorithm + ": " + option + " " + problem);
+}
+
 const OptionInfo *AlgorithmInfo::findOption(std::string_view key) const {
   for (const OptionInfo &option : options)
     if (option.key == key)
@@ -49,21 +57,22 @@ AlgorithmInfo::create(const AlgorithmOptions &given) const {
   for (const auto &[key, value] : given) {
     const OptionInfo *option = findOption(key);
     if (!option)
-      throw std::invalid_argument(name + ": unknown option '" + key +
-                                  "'; expected one of: " + joinKeys(options));
+      throw InvalidOption({key},
+                          name + ": unknown option '" + key +
+                              "'; expected one of: " + joinKeys(options));
     if (option->type() == OptionType::Number &&
         getOptionType(value) == OptionType::Integer)
       checked.emplace(key, double(std::get<int64_t>(value)));
     else if (getOptionType(value) == option->type())
       checked.emplace(key, value);
     else
-      throw std::invalid_argument(name + ": option '" + key + "' must be " +
-                                  describeOptionType(option->type()));
+      throw InvalidOption({key}, name + ": option '" + key + "' must be " +
+                                     describeOptionType(option->type()));
   }
   for (const OptionInfo &option : options)
     if (option.required && !checked.count(option.key))
-      throw std::invalid_argument(name + ": missing required option '" +
-                                  option.key + "'");
+      throw InvalidOption({option.key}, name + ": missing required option '" +
+                                            option.key + "'");
   return build(checked);
 }
 

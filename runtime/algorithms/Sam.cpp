@@ -44,14 +44,14 @@ public:
       : rho_(options.rho), epsilon_(options.epsilon),
         interval_(options.interval) {
     if (!(rho_ >= 0 && std::isfinite(rho_)))
-      throw std::invalid_argument("sam: rho must be >= 0, got " +
-                                  std::to_string(rho_));
+      throwInvalidOption("sam", "rho",
+                         "must be >= 0, got " + std::to_string(rho_));
     if (!(epsilon_ >= 0 && std::isfinite(epsilon_)))
-      throw std::invalid_argument("sam: epsilon must be >= 0, got " +
-                                  std::to_string(epsilon_));
+      throwInvalidOption("sam", "epsilon",
+                         "must be >= 0, got " + std::to_string(epsilon_));
     if (interval_ < 1)
-      throw std::invalid_argument("sam: interval must be >= 1, got " +
-                                  std::to_string(interval_));
+      throwInvalidOption("sam", "interval",
+                         "must be >= 1, got " + std::to_string(interval_));
   }
 
   std::string name() const override { return "sam"; }

@@ -2,6 +2,8 @@
 
 #include "SampleMixing.h"
 
+#include <stdexcept>
+
 namespace composer::runtime {
 
 double sampleBeta(double alpha, torch::Generator &generator) {
@@ -14,10 +16,21 @@ double sampleBeta(double alpha, torch::Generator &generator) {
 bool SampleMixing::match(Event event, const State &state) const {
   if (event == Event::BeforeForward)
     return state.batch.size() > 0 && canMix(state.batch);
-  return event == Event::BeforeLoss && permutation_.defined();
+  Event mixAt = interpolateLoss_ ? Event::BeforeBackward : Event::BeforeLoss;
+  return event == mixAt && permutation_.defined();
 }
 
 void SampleMixing::apply(Event event, State &state, Logger &) {
+  if (event == Event::BeforeBackward) {
+    if (!state.lossFunction)
+      throw std::logic_error(name() + ": interpolate_loss needs the "
+                                      "trainer's loss function");
+    torch::Tensor permutedLoss =
+        state.lossFunction(state.outputs, permutedTarget_, false);
+    state.loss = lambda_ * state.loss + (1 - lambda_) * permutedLoss;
+    permutation_ = permutedTarget_ = torch::Tensor();
+    return;
+  }
   if (event == Event::BeforeLoss) {
     torch::Tensor y = state.batch.target;
     if (!y.is_floating_point())
@@ -29,6 +42,10 @@ void SampleMixing::apply(Event event, State &state, Logger &) {
   }
   torch::Generator generator = state.generatorFor(name());
   std::tie(lambda_, permutation_) = mixInputs(state, generator);
+  if (interpolateLoss_) {
+    const torch::Tensor &target = state.batch.target;
+    permutedTarget_ = target.index_select(0, permutation_.to(target.device()));
+  }
 }
 
 } // namespace composer::runtime

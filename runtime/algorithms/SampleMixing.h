@@ -2,7 +2,10 @@
 //
 // Both mix each sample with another one of the batch (a permutation drawn at
 // BEFORE_FORWARD) and mix the targets the same way at BEFORE_LOSS, once the
-// number of classes is known from the outputs.
+// number of classes is known from the outputs; or, with Composer's
+// `interpolate_loss`, keep the targets and mix the loss at BEFORE_BACKWARD:
+// lambda L(y) + (1 - lambda) L(y permuted), lambda the weight of the
+// original samples.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COMPOSER_RUNTIME_ALGORITHMS_SAMPLEMIXING_H
@@ -18,8 +21,12 @@ double sampleBeta(double alpha, torch::Generator &generator);
 
 class SampleMixing : public Algorithm {
 public:
+  explicit SampleMixing(bool interpolateLoss)
+      : interpolateLoss_(interpolateLoss) {}
+
   bool match(Event event, const State &state) const final;
   void apply(Event event, State &state, Logger &logger) final;
+  bool interpolatesLoss() const final { return interpolateLoss_; }
 
 protected:
   /// Whether this batch's inputs can be mixed.
@@ -31,8 +38,13 @@ protected:
   mixInputs(State &state, torch::Generator &generator) = 0;
 
 private:
+  bool interpolateLoss_;
   double lambda_ = 1;
-  torch::Tensor permutation_; // set between BEFORE_FORWARD and BEFORE_LOSS
+  /// Set from BEFORE_FORWARD until the targets or the loss are mixed.
+  torch::Tensor permutation_;
+  /// The targets permuted at BEFORE_FORWARD, for `interpolate_loss`
+  /// (Composer's permuted_target: before any algorithm changes them).
+  torch::Tensor permutedTarget_;
 };
 
 } // namespace composer::runtime

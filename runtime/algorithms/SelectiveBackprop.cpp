@@ -47,25 +47,22 @@ public:
       : options_(options) {
     const SelectiveBackpropOptions &o = options_;
     if (!(o.start >= 0 && o.start <= 1))
-      throw std::invalid_argument(
-          "selective_backprop: start must be in [0, 1], got " +
-          std::to_string(o.start));
+      throwInvalidOption("selective_backprop", "start",
+                         "must be in [0, 1], got " + std::to_string(o.start));
     if (!(o.end >= o.start && o.end <= 1))
-      throw std::invalid_argument(
-          "selective_backprop: end must be in [start, 1], got " +
-          std::to_string(o.end));
+      throwInvalidOption("selective_backprop", "end",
+                         "must be in [start, 1], got " + std::to_string(o.end),
+                         {"start"});
     if (!(o.keep > 0 && o.keep <= 1))
-      throw std::invalid_argument(
-          "selective_backprop: keep must be in (0, 1], got " +
-          std::to_string(o.keep));
+      throwInvalidOption("selective_backprop", "keep",
+                         "must be in (0, 1], got " + std::to_string(o.keep));
     if (!(o.scaleFactor > 0 && o.scaleFactor <= 1))
-      throw std::invalid_argument(
-          "selective_backprop: scale_factor must be in (0, 1], got " +
-          std::to_string(o.scaleFactor));
+      throwInvalidOption("selective_backprop", "scale_factor",
+                         "must be in (0, 1], got " +
+                             std::to_string(o.scaleFactor));
     if (o.interrupt < 0)
-      throw std::invalid_argument(
-          "selective_backprop: interrupt must be >= 0, got " +
-          std::to_string(o.interrupt));
+      throwInvalidOption("selective_backprop", "interrupt",
+                         "must be >= 0, got " + std::to_string(o.interrupt));
   }
 
   std::string name() const override { return "selective_backprop"; }

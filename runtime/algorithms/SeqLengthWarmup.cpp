@@ -4,6 +4,8 @@
 // steps of `step_size` over the first `duration` of the run, by Composer's
 // schedule; token batches ([B, T] inputs and targets) are truncated to it, or
 // reshaped into more sequences of that length (dropping the remainder).
+// With preserve_end_of_sequence, a truncated sequence ends with its last
+// token (and target).
 // Time in tokens counts the tokens trained on (State::batchTokens); samples
 // count those loaded.
 //
@@ -23,6 +25,7 @@ struct SeqLengthWarmupOptions {
   int64_t maxSeqLength = 1024;
   int64_t stepSize = 8;
   bool truncate = true;
+  bool preserveEndOfSequence = false;
 };
 
 class SeqLengthWarmup final : public Algorithm {
@@ -30,19 +33,24 @@ public:
   explicit SeqLengthWarmup(const SeqLengthWarmupOptions &options)
       : duration_(options.duration), min_(options.minSeqLength),
         max_(options.maxSeqLength), step_(options.stepSize),
-        truncate_(options.truncate) {
-    auto fail = [](const std::string &what) {
-      throw std::invalid_argument("seq_length_warmup: " + what);
+        truncate_(options.truncate),
+        preserveEnd_(options.preserveEndOfSequence) {
+    auto fail = [](const char *option, const std::string &problem,
+                   std::vector<std::string> related = {}) {
+      throwInvalidOption("seq_length_warmup", option, problem,
+                         std::move(related));
     };
     if (!(duration_ >= 0 && duration_ <= 1))
-      fail("duration must be in [0, 1], got " + std::to_string(duration_));
+      fail("duration", "must be in [0, 1], got " + std::to_string(duration_));
     if (min_ < 1)
-      fail("min_seq_length must be >= 1, got " + std::to_string(min_));
+      fail("min_seq_length", "must be >= 1, got " + std::to_string(min_));
     if (max_ < min_)
-      fail("max_seq_length (" + std::to_string(max_) +
-           ") must be >= min_seq_length (" + std::to_string(min_) + ")");
+      fail("max_seq_length",
+           "(" + std::to_string(max_) + ") must be >= min_seq_length (" +
+               std::to_string(min_) + ")",
+           {"min_seq_length"});
     if (step_ < 1)
-      fail("step_size must be >= 1, got " + std::to_string(step_));
+      fail("step_size", "must be >= 1, got " + std::to_string(step_));
   }
 
   std::string name() const override { return "seq_length_warmup"; }
@@ -58,9 +66,9 @@ public:
     int64_t rows = batch.input.size(0), columns = batch.input.size(1);
     if (length < columns) {
       if (truncate_) {
-        batch.input = batch.input.narrow(1, 0, length).contiguous();
+        batch.input = truncated(batch.input, length);
         if (batch.target.dim() >= 2)
-          batch.target = batch.target.narrow(1, 0, length).contiguous();
+          batch.target = truncated(batch.target, length);
         state.batchTokens = state.batchTokens / columns * length;
       } else {
         if (batch.target.sizes() != batch.input.sizes())
@@ -82,6 +90,19 @@ public:
         state.timestamp.batch + 1);
   }
 
+  /// The first `length` positions of [B, T, ...] `sequences`; with
+  /// preserve_end_of_sequence, the last one is the sequence's last (Composer
+  /// finds it from the attention mask; our token batches have none, so every
+  /// sequence is full length).
+  torch::Tensor truncated(const torch::Tensor &sequences,
+                          int64_t length) const {
+    torch::Tensor kept =
+        sequences.narrow(1, 0, length).clone(torch::MemoryFormat::Contiguous);
+    if (preserveEnd_)
+      kept.select(1, length - 1).copy_(sequences.select(1, -1));
+    return kept;
+  }
+
   /// Composer's schedule: + step_size every (warmup / updates) batches.
   int64_t lengthAt(const State &state) const {
     auto steps = int64_t(state.time.maxBatches());
@@ -100,7 +121,7 @@ public:
 private:
   double duration_;
   int64_t min_, max_, step_;
-  bool truncate_;
+  bool truncate_, preserveEnd_;
 };
 
 using Options = SeqLengthWarmupOptions;
@@ -112,7 +133,10 @@ const AlgorithmRegistration<SeqLengthWarmup, Options> registration(
      {"max_seq_length", &Options::maxSeqLength, "the length after warmup"},
      {"step_size", &Options::stepSize, "the length grows in these steps"},
      {"truncate", &Options::truncate,
-      "truncate sequences; false: reshape them into more, shorter ones"}});
+      "truncate sequences; false: reshape them into more, shorter ones"},
+     {"preserve_end_of_sequence", &Options::preserveEndOfSequence,
+      "a truncated sequence ends with its last token; ignored unless "
+      "truncate"}});
 
 } // namespace
 } // namespace composer::runtime

@@ -31,9 +31,9 @@ public:
   explicit StochasticDepth(const StochasticDepthOptions &options)
       : dropWarmup_(options.dropWarmup) {
     if (!(dropWarmup_.value >= 0))
-      throw std::invalid_argument(
-          "stochastic_depth: drop_warmup must be >= 0, got " +
-          std::to_string(dropWarmup_.value));
+      throwInvalidOption("stochastic_depth", "drop_warmup",
+                         "must be >= 0, got " +
+                             std::to_string(dropWarmup_.value));
   }
 
   std::string name() const override { return "stochastic_depth"; }

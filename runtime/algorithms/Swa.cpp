@@ -62,38 +62,40 @@ public:
              unit == TimeUnit::Batch;
     };
     if (!unitOk(o.swaStart.unit))
-      throw std::invalid_argument(
-          "swa: swa_start must be in dur, ep or ba, got " + o.swaStart.str());
+      throwInvalidOption("swa", "swa_start",
+                         "must be in dur, ep or ba, got " + o.swaStart.str());
     if (o.swaEnd.unit != o.swaStart.unit)
-      throw std::invalid_argument(
+      throw InvalidOption(
+          {"swa_end", "swa_start"},
           "swa: swa_start and swa_end must have the same unit, got " +
-          o.swaStart.str() + " and " + o.swaEnd.str());
+              o.swaStart.str() + " and " + o.swaEnd.str());
     if (!(o.swaStart.value >= 0))
-      throw std::invalid_argument("swa: swa_start must be >= 0, got " +
-                                  o.swaStart.str());
+      throwInvalidOption("swa", "swa_start",
+                         "must be >= 0, got " + o.swaStart.str());
     if (!(o.swaEnd.value > o.swaStart.value))
-      throw std::invalid_argument("swa: swa_end (" + o.swaEnd.str() +
-                                  ") must come after swa_start (" +
-                                  o.swaStart.str() + ")");
+      throwInvalidOption("swa", "swa_end",
+                         "(" + o.swaEnd.str() +
+                             ") must come after swa_start (" +
+                             o.swaStart.str() + ")",
+                         {"swa_start"});
     if (o.updateInterval.unit != TimeUnit::Epoch &&
         o.updateInterval.unit != TimeUnit::Batch)
-      throw std::invalid_argument(
-          "swa: update_interval must be in ep or ba, got " +
-          o.updateInterval.str());
+      throwInvalidOption("swa", "update_interval",
+                         "must be in ep or ba, got " + o.updateInterval.str());
     if (!(o.updateInterval.value >= 1 &&
           o.updateInterval.value == std::floor(o.updateInterval.value)))
-      throw std::invalid_argument(
-          "swa: update_interval must be a whole number >= 1, got " +
-          o.updateInterval.str());
+      throwInvalidOption("swa", "update_interval",
+                         "must be a whole number >= 1, got " +
+                             o.updateInterval.str());
     if (!(o.swaLr < 0 || std::isfinite(o.swaLr)))
-      throw std::invalid_argument("swa: swa_lr must be finite");
+      throwInvalidOption("swa", "swa_lr", "must be finite");
     if (o.annealStrategy != "linear" && o.annealStrategy != "cos")
-      throw std::invalid_argument(
-          "swa: anneal_strategy must be 'linear' or 'cos', got '" +
-          o.annealStrategy + "'");
+      throwInvalidOption("swa", "anneal_strategy",
+                         "must be 'linear' or 'cos', got '" + o.annealStrategy +
+                             "'");
     if (o.annealSteps < 1)
-      throw std::invalid_argument("swa: anneal_steps must be >= 1, got " +
-                                  std::to_string(o.annealSteps));
+      throwInvalidOption("swa", "anneal_steps",
+                         "must be >= 1, got " + std::to_string(o.annealSteps));
   }
 
   std::string name() const override { return "swa"; }

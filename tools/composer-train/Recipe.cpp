@@ -21,6 +21,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <unistd.h>
 
 using namespace composer::runtime;
@@ -323,6 +324,7 @@ public:
         continue;
       }
       AlgorithmOptions given;
+      std::map<std::string, llvm::SMLoc> givenAt;
       bool complete = true;
       for (const OptionInfo &option : info->options) {
         const RecipeValue *value =
@@ -332,6 +334,7 @@ public:
           complete &= !option.required;
           continue;
         }
+        givenAt[option.key] = value->loc;
         if (auto typed = reader.option(*value, option.key, option.type()))
           given.emplace(option.key, std::move(*typed));
       }
@@ -339,6 +342,14 @@ public:
         continue;
       try {
         out.push_back(info->create(given));
+      } catch (const InvalidOption &e) {
+        // At the first option at fault the recipe sets; when it sets none, a
+        // default is at fault.
+        auto key = llvm::find_if(e.options(), [&](const std::string &option) {
+          return givenAt.count(option);
+        });
+        reader.error(key == e.options().end() ? entry.keyLoc : givenAt[*key],
+                     "bad '" + entry.key + "': " + e.what());
       } catch (const std::exception &e) {
         reader.error(entry.keyLoc, "bad '" + entry.key + "': " + e.what());
       }

@@ -67,7 +67,7 @@ const std::map<std::string, std::vector<ExpectedOption>> &expectedAlgorithms() {
         {"alpha", 1.0},
         {"augmentation_set", std::string("all")}}},
       {"colout", {{"p_row", 0.15}, {"p_col", 0.15}, {"batch", true}}},
-      {"cutmix", {{"alpha", 1.0}}},
+      {"cutmix", {{"alpha", 1.0}, {"interpolate_loss", false}}},
       {"cutout", {{"num_holes", int64_t(1)}, {"length", 0.5}}},
       {"ema",
        {{"half_life", Time{1000, TimeUnit::Batch}},
@@ -77,7 +77,7 @@ const std::map<std::string, std::vector<ExpectedOption>> &expectedAlgorithms() {
       {"gyro_dropout", {{"period", Time{0, TimeUnit::Batch}}}},
       {"label_smoothing", {{"smoothing", 0.1}}},
       {"layer_freezing", {{"freeze_start", 0.5}, {"freeze_level", 1.0}}},
-      {"mixup", {{"alpha", 0.2}}},
+      {"mixup", {{"alpha", 0.2}, {"interpolate_loss", false}}},
       {"progressive_resizing",
        {{"initial_scale", 0.5},
         {"delay_fraction", 0.5},
@@ -100,7 +100,8 @@ const std::map<std::string, std::vector<ExpectedOption>> &expectedAlgorithms() {
         {"min_seq_length", int64_t(8)},
         {"max_seq_length", int64_t(1024)},
         {"step_size", int64_t(8)},
-        {"truncate", true}}},
+        {"truncate", true},
+        {"preserve_end_of_sequence", false}}},
       {"stochastic_depth", {{"drop_warmup", Time{0, TimeUnit::Duration}}}},
       {"swa",
        {{"swa_start", Time{0.7, TimeUnit::Duration}},
@@ -182,6 +183,37 @@ TEST(AlgorithmRegistryTest, ChecksNamesKeysAndTypes) {
   EXPECT_EQ(errorOf("mixup", {{"alpha", 1}}), "no error");
   EXPECT_EQ(errorOf("mixup", {{"alpha", -1}}),
             "mixup: alpha must be >= 0, got -1.000000");
+  EXPECT_EQ(errorOf("randaugment", {{"augmentation_set", "most"}}),
+            "randaugment: augmentation_set must be 'all', 'safe' or "
+            "'original', got 'most'");
+}
+
+TEST(AlgorithmRegistryTest, OptionErrorsNameTheOptionsAtFault) {
+  using Keys = std::vector<std::string>;
+  auto keysOf = [](std::string_view name, const AlgorithmOptions &options) {
+    try {
+      createAlgorithm(name, options);
+    } catch (const InvalidOption &error) {
+      return error.options();
+    }
+    return Keys{"no error"};
+  };
+  EXPECT_EQ(keysOf("cutout", {{"holes", 2}}), Keys{"holes"});
+  EXPECT_EQ(keysOf("cutout", {{"num_holes", 2.5}}), Keys{"num_holes"});
+  EXPECT_EQ(keysOf("gradient_clipping", {{"clipping_type", "norm"}}),
+            Keys{"clipping_threshold"});
+  EXPECT_EQ(keysOf("sam", {{"rho", -0.1}}), Keys{"rho"});
+  EXPECT_EQ(keysOf("mixup", {{"alpha", -1}}), Keys{"alpha"});
+  // A rule between options: the one the message is about first.
+  EXPECT_EQ(keysOf("swa", {{"swa_start", parseTime("0.8dur")},
+                           {"swa_end", parseTime("0.5dur")}}),
+            (Keys{"swa_end", "swa_start"}));
+  EXPECT_EQ(keysOf("selective_backprop", {{"start", 0.95}}),
+            (Keys{"end", "start"}));
+  // Through the augmentations' shared checks.
+  EXPECT_EQ(keysOf("randaugment", {{"augmentation_set", "most"}}),
+            Keys{"augmentation_set"});
+  EXPECT_EQ(keysOf("augmix", {{"severity", 11}}), Keys{"severity"});
 }
 
 //===----------------------------------------------------------------------===//
@@ -348,6 +380,64 @@ TEST(CutMixTest, TargetsMixedByTheBoxArea) {
     boxesSeen += area > 0;
   }
   EXPECT_GT(boxesSeen, 5);
+}
+
+/// Composer's interpolate_loss: with `interpolating` the targets stay and the
+/// loss becomes lambda CE(y) + (1 - lambda) CE(y permuted) at
+/// BEFORE_BACKWARD, lambda and the pairs read from the targets `mixing` (the
+/// same algorithm without the option) gives the same batch.
+void expectInterpolatedLoss(Algorithm &interpolating, Algorithm &mixing) {
+  const int64_t batch = 6, size = 8;
+  int interpolated = 0;
+  for (int64_t k = 0; k < 10; ++k) {
+    Mixed twin = runMixing(mixing, k, batch, size);
+    State state = makeState(10, 10, k);
+    Logger logger;
+    setIndexBatch(state, batch, size);
+    torch::Tensor target = state.batch.target;
+    state.outputs = torch::arange(batch * batch, torch::kFloat)
+                        .view({batch, batch})
+                        .remainder(7)
+                        .div(3);
+    state.lossFunction = [](const torch::Tensor &outputs,
+                            const torch::Tensor &target, bool) {
+      return torch::cross_entropy_loss(outputs, target);
+    };
+    ASSERT_TRUE(fire(interpolating, Event::BeforeForward, state, logger));
+    EXPECT_TRUE(torch::equal(state.batch.input, twin.input));
+    EXPECT_FALSE(fire(interpolating, Event::BeforeLoss, state, logger));
+    EXPECT_TRUE(torch::equal(state.batch.target, target));
+    state.loss = torch::cross_entropy_loss(state.outputs, target);
+
+    torch::Tensor logProbabilities = state.outputs.log_softmax(1);
+    double lambda = 1, own = 0, partners = 0;
+    for (int64_t i = 0; i < batch; ++i) {
+      auto [ownWeight, partner] = ownAndPartner(twin.target[i], i);
+      if (partner != i)
+        lambda = ownWeight;
+      own -= logProbabilities[i][i].item<double>() / batch;
+      partners -= logProbabilities[i][partner].item<double>() / batch;
+    }
+    interpolated += lambda < 1;
+    ASSERT_TRUE(fire(interpolating, Event::BeforeBackward, state, logger));
+    EXPECT_NEAR(state.loss.item<double>(),
+                lambda * own + (1 - lambda) * partners, 1e-5)
+        << "batch " << k;
+    EXPECT_FALSE(interpolating.match(Event::BeforeBackward, state));
+  }
+  EXPECT_GT(interpolated, 5);
+}
+
+TEST(SampleMixingTest, InterpolateLossMixesTheLossesNotTheTargets) {
+  for (const char *name : {"mixup", "cutmix"}) {
+    SCOPED_TRACE(name);
+    auto interpolating =
+        createAlgorithm(name, {{"alpha", 1.0}, {"interpolate_loss", true}});
+    auto mixing = createAlgorithm(name, {{"alpha", 1.0}});
+    EXPECT_TRUE(interpolating->interpolatesLoss());
+    EXPECT_FALSE(mixing->interpolatesLoss());
+    expectInterpolatedLoss(*interpolating, *mixing);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -1190,6 +1280,40 @@ TEST(SeqLengthWarmupTest, TruncatesInputsTargetsAndTokenCount) {
   State images = makeState();
   setIndexBatch(images, 2);
   EXPECT_FALSE(algorithm->match(Event::AfterDataloader, images));
+}
+
+TEST(SeqLengthWarmupTest, PreservesTheEndOfEachTruncatedSequence) {
+  auto create = [](bool truncate) {
+    return createAlgorithm("seq_length_warmup",
+                           {{"max_seq_length", int64_t(64)},
+                            {"min_seq_length", int64_t(3)},
+                            {"truncate", truncate},
+                            {"preserve_end_of_sequence", true}});
+  };
+  State state = makeState();
+  setTokenBatch(state, 2, 6);
+  Logger logger;
+  ASSERT_TRUE(fire(*create(true), Event::AfterDataloader, state, logger));
+  // Composer's example: [10 .. 15] at length 3 is [10, 11, 15].
+  EXPECT_TRUE(
+      torch::equal(state.batch.input, torch::tensor({{0, 1, 5}, {6, 7, 11}})));
+  EXPECT_TRUE(
+      torch::equal(state.batch.target, torch::tensor({{1, 2, 6}, {7, 8, 12}})));
+  EXPECT_EQ(state.batchTokens, 2 * 3);
+  // One sequence: its first tokens are a view of the loader's batch, which
+  // must stay as it was.
+  setTokenBatch(state, 1, 6);
+  torch::Tensor loaded = state.batch.input;
+  ASSERT_TRUE(fire(*create(true), Event::AfterDataloader, state, logger));
+  EXPECT_TRUE(torch::equal(state.batch.input, torch::tensor({{0, 1, 5}})));
+  EXPECT_TRUE(
+      torch::equal(loaded, torch::arange(6, torch::kLong).view({1, 6})));
+
+  // Ignored when reshaping: 12 tokens make 4 sequences of 3.
+  setTokenBatch(state, 2, 6);
+  ASSERT_TRUE(fire(*create(false), Event::AfterDataloader, state, logger));
+  EXPECT_TRUE(torch::equal(state.batch.input,
+                           torch::arange(12, torch::kLong).view({4, 3})));
 }
 
 TEST(SeqLengthWarmupTest, ReshapesIntoMoreSequences) {

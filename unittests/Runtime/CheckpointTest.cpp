@@ -547,4 +547,53 @@ TEST(TrainerTest, SequenceLengthWarmupCountsTheTokensTrained) {
   EXPECT_EQ(byTokensLog.tokens, 960 + 256);
 }
 
+TEST(TrainerTest, LanguageModelPerplexityIsExpOfThePerTokenLoss) {
+  // Bigram logits over a random stream, evaluated in batches of 2 over 5
+  // samples (the last batch is short); perplexity checked against the mean
+  // per-token cross entropy computed here from log-softmax. A classifier
+  // gets no perplexity.
+  torch::manual_seed(4);
+  torch::jit::Module model("Bigram");
+  model.register_parameter("table", torch::randn({16, 16}).requires_grad_(),
+                           false);
+  model.define(R"(
+    def forward(self, tokens):
+        return torch.embedding(self.table, tokens)
+  )");
+  auto dataset = std::make_shared<Dataset>();
+  torch::Tensor stream = torch::randint(0, 16, {5 * 7 + 1}, torch::kLong);
+  dataset->inputs = stream.narrow(0, 0, 5 * 7).view({5, 7});
+  dataset->targets = stream.narrow(0, 1, 5 * 7).view({5, 7});
+  dataset->tokensPerSample = 7;
+  TrainerConfig config;
+  config.model = model;
+  config.trainLoader = std::make_shared<DataLoader>(
+      dataset, DataLoaderOptions{5, false, false, 0, 0, {}, 0, 1});
+  config.evalLoader = std::make_shared<DataLoader>(
+      dataset, DataLoaderOptions{2, false, false, 0, 0, {}, 0, 1});
+  config.maxDuration = parseTime("1ba");
+  Trainer trainer(std::move(config));
+  EvalResult result = trainer.evaluate();
+
+  torch::Tensor logProbs =
+      torch::log_softmax(model.attr("table").toTensor().detach(), 1)
+          .index({dataset->inputs});
+  double tokenLoss =
+      -logProbs.gather(2, dataset->targets.unsqueeze(2)).mean().item<double>();
+  const std::map<std::string, double> &metrics = trainer.state().evalMetrics;
+  ASSERT_EQ(metrics.count("Perplexity"), 1u);
+  EXPECT_NEAR(result.loss, tokenLoss, 1e-5);
+  EXPECT_NEAR(metrics.at("CrossEntropy"), tokenLoss, 1e-5);
+  EXPECT_NEAR(metrics.at("Perplexity"), std::exp(tokenLoss),
+              1e-5 * std::exp(tokenLoss));
+
+  TrainerConfig classifier = baseConfig("");
+  classifier.evalLoader = syntheticLoader(16, 2);
+  classifier.algorithms.clear();
+  Trainer imageTrainer(std::move(classifier));
+  imageTrainer.evaluate();
+  EXPECT_EQ(imageTrainer.state().evalMetrics.count("Perplexity"), 0u);
+  EXPECT_EQ(imageTrainer.state().evalMetrics.count("CrossEntropy"), 1u);
+}
+
 } // namespace

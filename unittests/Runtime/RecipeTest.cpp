@@ -75,6 +75,24 @@ loggers:
 )";
   }
 
+  /// valid() with `algorithm`, one entry of `algorithms:`, added at line 21.
+  std::string withAlgorithm(const std::string &algorithm) const {
+    std::string text = valid();
+    text.replace(text.find("half_life: 10ba"), 15,
+                 "half_life: 10ba\n  " + algorithm);
+    return text;
+  }
+
+  /// Expects `text` to fail with an error containing `message`; one that
+  /// starts ":line:col:" must be at the recipe file's.
+  void expectError(const std::string &text, const std::string &message) {
+    EXPECT_FALSE(load(text)) << text;
+    std::string expected = message[0] == ':' ? recipePath + message : message;
+    EXPECT_NE(errors.find(expected), std::string::npos) << "for:\n"
+                                                        << text << "\n"
+                                                        << errors;
+  }
+
   fs::path dir;
   std::string modelPath, recipePath, errors;
   std::optional<runtime::TrainerConfig> config;
@@ -126,15 +144,11 @@ TEST_F(RecipeTest, BadValuesNameTheKeyAndLine) {
       {"max_duration: 2ep", "max_duration: 2 epochs",
        ":16:15: error: 'max_duration': invalid time '2 epochs'"},
       {"lr: 0.1", "lr: fast",
-       ":11:7: error: 'lr' must be a number, got "
-       "'fast'"},
+       ":11:7: error: 'lr' must be a number, got 'fast'"},
       {"batch_size: 64", "batch_size: -4", "'batch_size' must be positive"},
-      {"label_smoothing:", "label_smoothin:",
-       ":18:3: error: unknown algorithm 'label_smoothin'; expected one of: "},
       {"name: cosine_with_warmup", "name: cosine_forever", "unknown scheduler"},
       {"limit: 512", "limit: 20000",
-       ":6:10: error: 'limit' must be in [1, "
-       "10000]"},
+       ":6:10: error: 'limit' must be in [1, 10000]"},
       {"t10k-labels", "t10k-nolabels", "t10k-nolabels-idx1-ubyte.gz"},
       // Algorithms: options read through each one's registration.
       {"{smoothing: 0.2}", "{smoothin: 0.2}",
@@ -142,49 +156,62 @@ TEST_F(RecipeTest, BadValuesNameTheKeyAndLine) {
        "'algorithms.label_smoothing'; expected one of: smoothing\n"},
       {"{smoothing: 0.2}", "{smoothing: high}",
        ":18:32: error: 'smoothing' must be a number, got 'high'"},
-      {"{smoothing: 0.2}", "{smoothing: 2}",
-       ":18:3: error: bad 'label_smoothing': label_smoothing: smoothing must "
-       "be in [0, 1]"},
       {"{smoothing: 0.2}", "[0.2]",
        ":18:21: error: options of 'label_smoothing' must be a mapping"},
       {"half_life: 10ba", "half_life: 10 batches",
        ":20:16: error: 'half_life': invalid time '10 batches'"},
-      {"half_life: 10ba",
-       "half_life: 10ba\n  gradient_clipping: {clipping_type: norm}",
-       ":21:23: error: missing required key 'clipping_threshold' in "
-       "'gradient_clipping'"},
       {"label_smoothing:", "label_smoothin:",
        ":18:3: error: unknown algorithm 'label_smoothin'; expected one of: " +
            registeredNames() + "\n"},
-      // Options each algorithm rejects, at the algorithm's line and column.
-      {"half_life: 10ba", "half_life: 10ba\n  sam: {rho: -0.1}",
-       ":21:3: error: bad 'sam': sam: rho must be >= 0, got -0.100000"},
-      {"half_life: 10ba", "half_life: 10ba\n  selective_backprop: {keep: 0}",
-       ":21:3: error: bad 'selective_backprop': selective_backprop: keep must "
-       "be in (0, 1], got 0.000000"},
-      {"half_life: 10ba",
-       "half_life: 10ba\n  selective_backprop:\n    keep: 1.5",
-       ":21:3: error: bad 'selective_backprop': selective_backprop: keep must "
-       "be in (0, 1], got 1.500000"},
-      {"half_life: 10ba",
-       "half_life: 10ba\n  swa: {swa_start: 0.8dur, swa_end: 0.5dur}",
-       ":21:3: error: bad 'swa': swa: swa_end (0.5dur) must come after "
-       "swa_start (0.8dur)"},
-      {"half_life: 10ba", "half_life: 10ba\n  swa: {swa_end: 0.5ep}",
-       ":21:3: error: bad 'swa': swa: swa_start and swa_end must have the "
-       "same unit, got 0.7dur and 0.5ep"},
-      {"half_life: 10ba", "half_life: 10ba\n  sam: {rho: much}",
-       ":21:14: error: 'rho' must be a number, got 'much'"},
+      // An option its algorithm rejects, at the option's value.
+      {"{smoothing: 0.2}", "{smoothing: 2}",
+       ":18:32: error: bad 'label_smoothing': label_smoothing: smoothing must "
+       "be in [0, 1]"},
   };
   for (const Case &c : cases) {
     std::string text = valid();
     ASSERT_NE(text.find(c.from), std::string::npos) << c.from;
     text.replace(text.find(c.from), c.from.size(), c.to);
-    EXPECT_FALSE(load(text)) << c.to;
-    EXPECT_NE(errors.find(c.message), std::string::npos)
-        << "for '" << c.to << "':\n"
-        << errors;
+    expectError(text, c.message);
   }
+
+  // Algorithm entries added at line 21, and the error they make.
+  std::vector<std::pair<std::string, std::string>> algorithmCases = {
+      {"gradient_clipping: {clipping_type: norm}",
+       ":21:23: error: missing required key 'clipping_threshold' in "
+       "'gradient_clipping'"},
+      {"sam: {rho: much}", ":21:14: error: 'rho' must be a number, got 'much'"},
+      // Options each algorithm rejects, at the option's value.
+      {"sam: {rho: -0.1}",
+       ":21:14: error: bad 'sam': sam: rho must be >= 0, got -0.100000"},
+      {"selective_backprop: {keep: 0}",
+       ":21:30: error: bad 'selective_backprop': selective_backprop: keep must "
+       "be in (0, 1], got 0.000000"},
+      {"selective_backprop:\n    keep: 1.5",
+       ":22:11: error: bad 'selective_backprop': selective_backprop: keep must "
+       "be in (0, 1], got 1.500000"},
+      {"cutout: {num_holes: 0}",
+       ":21:23: error: bad 'cutout': cutout: num_holes must be >= 1, got 0"},
+      {"gradient_clipping: {clipping_type: norm, clipping_threshold: 0}",
+       ":21:64: error: bad 'gradient_clipping': gradient_clipping: "
+       "clipping_threshold must be > 0, got 0.000000"},
+      // A rule between two options: at the one the message is about, or at
+      // the other when only that one is set (a default is at fault).
+      {"swa: {swa_start: 0.8dur, swa_end: 0.5dur}",
+       ":21:37: error: bad 'swa': swa: swa_end (0.5dur) must come after "
+       "swa_start (0.8dur)"},
+      {"swa: {swa_start: 0.98dur}",
+       ":21:20: error: bad 'swa': swa: swa_end (0.97dur) must come after "
+       "swa_start (0.98dur)"},
+      {"swa: {swa_end: 0.5ep}",
+       ":21:18: error: bad 'swa': swa: swa_start and swa_end must have the "
+       "same unit, got 0.7dur and 0.5ep"},
+      {"selective_backprop: {start: 0.95}",
+       ":21:31: error: bad 'selective_backprop': selective_backprop: end must "
+       "be in [start, 1], got 0.900000"},
+  };
+  for (const auto &[algorithm, message] : algorithmCases)
+    expectError(withAlgorithm(algorithm), message);
 }
 
 TEST_F(RecipeTest, ReadsEveryAlgorithmsOptions) {
@@ -245,40 +272,33 @@ loggers:
     names.push_back(algorithm->name());
   EXPECT_EQ(names, (std::vector<std::string>{"colout", "randaugment", "augmix",
                                              "seq_length_warmup"}));
-  // Options each algorithm rejects, at the algorithm's line and column;
-  // values of the wrong type at their own.
+  // Options each algorithm rejects, and values of the wrong type, at the
+  // option's value.
   std::vector<std::pair<std::string, std::string>> cases = {
       {"colout: {p_row: 1.5}",
-       ":21:3: error: bad 'colout': colout: p_row must be in [0, 1), got "
+       ":21:19: error: bad 'colout': colout: p_row must be in [0, 1), got "
        "1.500000"},
       {"colout: {batch: sometimes}",
        ":21:19: error: 'batch' must be true or false, got 'sometimes'"},
       {"randaugment: {severity: 12}",
-       ":21:3: error: bad 'randaugment': randaugment: severity must be in [0, "
-       "10], got 12.000000"},
+       ":21:27: error: bad 'randaugment': randaugment: severity must be in "
+       "[0, 10], got 12.000000"},
       {"randaugment: {depth: 1.5}",
        ":21:24: error: 'depth' must be an integer, got '1.5'"},
       {"augmix: {augmentation_set: most}",
-       ":21:3: error: bad 'augmix': augmix: augmentation_set must be 'all', "
+       ":21:30: error: bad 'augmix': augmix: augmentation_set must be 'all', "
        "'safe' or 'original', got 'most'"},
       {"augmix: {width: 0}",
-       ":21:3: error: bad 'augmix': augmix: width must be >= 1, got 0"},
+       ":21:19: error: bad 'augmix': augmix: width must be >= 1, got 0"},
       {"seq_length_warmup: {min_seq_length: 64, max_seq_length: 32}",
-       ":21:3: error: bad 'seq_length_warmup': seq_length_warmup: "
+       ":21:59: error: bad 'seq_length_warmup': seq_length_warmup: "
        "max_seq_length (32) must be >= min_seq_length (64)"},
       {"seq_length_warmup: {duration: 2}",
-       ":21:3: error: bad 'seq_length_warmup': seq_length_warmup: duration "
+       ":21:33: error: bad 'seq_length_warmup': seq_length_warmup: duration "
        "must be in [0, 1], got 2.000000"},
   };
-  for (const auto &[algorithm, message] : cases) {
-    std::string bad = valid();
-    bad.replace(bad.find("half_life: 10ba"), 15,
-                "half_life: 10ba\n  " + algorithm);
-    EXPECT_FALSE(load(bad)) << algorithm;
-    EXPECT_NE(errors.find(recipePath + message), std::string::npos)
-        << "for '" << algorithm << "':\n"
-        << errors;
-  }
+  for (const auto &[algorithm, message] : cases)
+    expectError(withAlgorithm(algorithm), message);
 }
 
 TEST_F(RecipeTest, PrintsTheRecipeWithOverrides) {

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 
 using namespace composer::runtime;
 
@@ -269,6 +270,88 @@ TEST(AlgorithmOrderTest, WarnsWhenTwoAlgorithmsInterpolateTheLoss) {
   EXPECT_EQ(trainer.warnings()[0],
             "multiple algorithms interpolating the loss can lead to "
             "unexpected behavior: mix, cut");
+}
+
+TEST(AlgorithmOrderTest, MixUpAndCutMixBothInterpolatingTheLossWarn) {
+  auto configWith = [](bool cutMixInterpolates) {
+    TrainerConfig config = twoParameterConfig(0.1, 0.1);
+    config.algorithms.push_back(
+        createAlgorithm("mixup", {{"interpolate_loss", true}}));
+    config.algorithms.push_back(
+        createAlgorithm("cutmix", {{"interpolate_loss", cutMixInterpolates}}));
+    return config;
+  };
+  EXPECT_TRUE(Trainer(configWith(false)).warnings().empty());
+  Trainer trainer(configWith(true));
+  ASSERT_EQ(trainer.warnings().size(), 1u);
+  EXPECT_EQ(trainer.warnings()[0],
+            "multiple algorithms interpolating the loss can lead to "
+            "unexpected behavior: mixup, cutmix");
+}
+
+/// Keeps the training losses the trainer logs.
+class TrainLossCapture : public LoggerDestination {
+public:
+  explicit TrainLossCapture(std::vector<double> &out) : out_(out) {}
+  void logMetrics(const std::map<std::string, double> &metrics,
+                  int64_t) override {
+    if (auto it = metrics.find("loss/train/total"); it != metrics.end())
+      out_.push_back(it->second);
+  }
+
+private:
+  std::vector<double> &out_;
+};
+
+TEST(SampleMixingTrainerTest, InterpolatedLossTrainsAsMixedTargets) {
+  // Cross-entropy is linear in a soft target, so mixing the losses against
+  // both targets takes the same steps as mixing the targets: the trainer
+  // back-propagates, and logs, the loss the algorithm interpolated.
+  // Three classes of 4x4 images, big enough for CutMix's boxes.
+  auto dataset = std::make_shared<Dataset>();
+  torch::manual_seed(5);
+  dataset->inputs = torch::randint(0, 255, {24, 1, 4, 4}, torch::kUInt8);
+  dataset->targets = torch::randint(0, 3, {24}, torch::kLong);
+  torch::Tensor weights = torch::randn({3, 16}) * 0.3;
+  std::vector<double> losses;
+  auto train = [&](const std::string &algorithm,
+                   std::optional<bool> interpolate) {
+    losses.clear();
+    TrainerConfig config;
+    config.logger.addDestination(std::make_unique<TrainLossCapture>(losses));
+    torch::jit::Module model("Classifier");
+    model.register_parameter("w", weights.clone().requires_grad_(), false);
+    model.define(R"(
+      def forward(self, x):
+          return torch.mm(torch.flatten(x, 1), self.w.t())
+    )");
+    config.model = model;
+    DataLoaderOptions options;
+    options.batchSize = 8;
+    options.seed = 2;
+    config.trainLoader = std::make_shared<DataLoader>(dataset, options);
+    config.optimizer.lr = 0.1;
+    config.maxDuration = parseTime("3ba");
+    config.threads = 1;
+    if (interpolate)
+      config.algorithms.push_back(createAlgorithm(
+          algorithm, {{"alpha", 1.0}, {"interpolate_loss", *interpolate}}));
+    Trainer trainer(std::move(config));
+    trainer.fit();
+    return namedParameters(trainer.state().model)[0].second.clone();
+  };
+  torch::Tensor plain = train("", std::nullopt);
+  for (const char *name : {"mixup", "cutmix"}) {
+    torch::Tensor interpolated = train(name, true);
+    std::vector<double> interpolatedLosses = losses;
+    EXPECT_TRUE(torch::allclose(interpolated, train(name, false), 1e-5, 1e-6))
+        << name;
+    ASSERT_EQ(interpolatedLosses.size(), 3u) << name;
+    ASSERT_EQ(losses.size(), 3u) << name;
+    for (size_t i = 0; i < losses.size(); ++i)
+      EXPECT_NEAR(interpolatedLosses[i], losses[i], 1e-5) << name << i;
+    EXPECT_FALSE(torch::allclose(interpolated, plain, 1e-4, 1e-5)) << name;
+  }
 }
 
 } // namespace

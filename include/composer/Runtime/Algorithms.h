@@ -18,6 +18,7 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -55,6 +56,29 @@ struct OptionInfo {
   OptionType type() const { return getOptionType(defaultValue); }
 };
 
+/// A bad algorithm option. `options()` are the recipe keys at fault, the one
+/// the message is about first: a recipe reports the error at the first of
+/// them it sets, or at the algorithm when it sets none (a default is at
+/// fault).
+class InvalidOption : public std::invalid_argument {
+public:
+  InvalidOption(std::vector<std::string> options, const std::string &message)
+      : std::invalid_argument(message), options_(std::move(options)) {}
+
+  const std::vector<std::string> &options() const { return options_; }
+
+private:
+  std::vector<std::string> options_;
+};
+
+/// Throws InvalidOption for `option` of `algorithm` with the message
+/// "<algorithm>: <option> <problem>", e.g. "sam: rho must be >= 0, got -1";
+/// `related` are the other options of a rule between several.
+[[noreturn]] void throwInvalidOption(const std::string &algorithm,
+                                     const std::string &option,
+                                     const std::string &problem,
+                                     std::vector<std::string> related = {});
+
 /// A registered algorithm.
 struct AlgorithmInfo {
   /// The recipe key, also its Algorithm::name().
@@ -66,8 +90,8 @@ struct AlgorithmInfo {
   const OptionInfo *findOption(std::string_view key) const;
   /// Checks `given` (every key known, required ones present, values of the
   /// option's type; integers are accepted as numbers) and builds the
-  /// algorithm. Throws std::invalid_argument for bad options, including those
-  /// the algorithm itself rejects.
+  /// algorithm. Throws InvalidOption for bad options, including those the
+  /// algorithm itself rejects.
   std::unique_ptr<Algorithm> create(const AlgorithmOptions &given) const;
 };
 
