@@ -200,7 +200,8 @@ struct BlurPoolPass : public composer::impl::BlurPoolBase<BlurPoolPass> {
 /// when the input is smaller than the filter, the input subsampled by the
 /// stride. A 1 x 1 x 3 x 3 filter (channels unknown when the pass ran) is
 /// expanded to the input's channels, C = input.size(1), which is also the
-/// conv's groups.
+/// conv's groups. The filter takes the input's dtype, so that the blur runs
+/// in bf16 after mixed precision, as autocast's conv2d would.
 struct BlurPoolToAten : OpConversionPattern<BlurPool2dOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -237,22 +238,23 @@ struct BlurPoolToAten : OpConversionPattern<BlurPool2dOp> {
       return subsampled;
     };
     auto blur2d = [&]() -> Value {
+      Value filter =
+          aten.node("aten::type_as", {adaptor.getFilter(), input}, tensorType);
       if (channels == 1) {
         Value c = aten.node("aten::size", {input, aten.integer(1)}, intType);
         Value shape =
             aten.node("prim::ListConstruct",
                       {c, aten.integer(1), aten.integer(3), aten.integer(3)},
                       ListType::get(ctx, intType));
-        Value filter = aten.node(
-            "aten::expand", {adaptor.getFilter(), shape, aten.boolean(false)},
-            tensorType);
+        filter = aten.node("aten::expand", {filter, shape, aten.boolean(false)},
+                           tensorType);
         return aten.node("aten::conv2d",
                          {input, filter, aten.none(), aten.intList(stride),
                           aten.intList({1, 1}), aten.intList({1, 1}), c},
                          tensorType);
       }
-      return rewriter.create<Conv2dOp>(blur.getLoc(), tensorType, input,
-                                       adaptor.getFilter(), aten.none(),
+      return rewriter.create<Conv2dOp>(blur.getLoc(), tensorType, input, filter,
+                                       aten.none(),
                                        rewriter.getDenseI64ArrayAttr(stride),
                                        rewriter.getDenseI64ArrayAttr({1, 1}),
                                        rewriter.getDenseI64ArrayAttr({1, 1}),

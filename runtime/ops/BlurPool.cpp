@@ -52,13 +52,14 @@ MaxPoolGeometry poolGeometry(at::IntArrayRef kernelSize,
   return {kh, kw, ph, pw, dh, dw};
 }
 
-/// The filter per channel of `x`: a 1 x 1 x 3 x 3 filter (BlurPool's when
+/// The filter per channel of `x`, in `x`'s dtype (the fp32 buffer meets a
+/// bf16 input after mixed precision): a 1 x 1 x 3 x 3 filter (BlurPool's when
 /// the channel count was unknown at compile time) is shared by all channels.
 at::Tensor perChannelFilter(const at::Tensor &filter, const at::Tensor &x) {
-  if (filter.dim() == 4 && filter.size(0) == 1 && x.dim() == 4 &&
-      x.size(1) != 1)
-    return filter.expand({x.size(1), 1, 3, 3});
-  return filter;
+  at::Tensor typed = filter.to(x.scalar_type());
+  if (typed.dim() == 4 && typed.size(0) == 1 && x.dim() == 4 && x.size(1) != 1)
+    return typed.expand({x.size(1), 1, 3, 3});
+  return typed;
 }
 
 /// True when blur_pool2d is the identity subsampling for this input (H or W

@@ -16,10 +16,12 @@ module {
 // ATEN: %[[P:.*]] = composer.max_pool2d {{.*}}stride = array<i64: 1, 1>}
 // ATEN: %[[F:.*]] = composer.get_param @maxpool.blurpool.filter
 // ATEN: } else {
+// The filter takes the input's dtype (bf16 after mixed precision).
+// ATEN: %[[FT:.*]] = composer.op "aten::type_as"(%[[F]], %[[P]])
 // ATEN: %[[ONE:.*]] = composer.constant(1) : !composer.int
 // ATEN: %[[C:.*]] = composer.op "aten::size"(%[[P]], %[[ONE]])
 // ATEN: %[[SHAPE:.*]] = composer.op "prim::ListConstruct"(%[[C]], %{{.*}}, %{{.*}}, %{{.*}})
-// ATEN: %[[E:.*]] = composer.op "aten::expand"(%[[F]], %[[SHAPE]], %{{.*}})
+// ATEN: %[[E:.*]] = composer.op "aten::expand"(%[[FT]], %[[SHAPE]], %{{.*}})
 // ATEN: %[[Y:.*]] = composer.op "aten::conv2d"(%[[P]], %[[E]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C]])
 // ATEN: composer.yield %[[Y]]
 // ATEN-NOT: blur_pool2d

@@ -24,7 +24,9 @@ module {
 // CHECK-NOT: aten::slice
 // CHECK: composer.yield %[[S]]
 // CHECK: } else {
-// CHECK: %[[C:.*]] = composer.conv2d %[[X]], %[[F]], %{{.*}} {dilation = array<i64: 1, 1>, groups = 8 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 1>}
+// The filter takes the input's dtype (bf16 after mixed precision).
+// CHECK: %[[FT:.*]] = composer.op "aten::type_as"(%[[F]], %[[X]])
+// CHECK: %[[C:.*]] = composer.conv2d %[[X]], %[[FT]], %{{.*}} {dilation = array<i64: 1, 1>, groups = 8 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 1>}
 // CHECK: composer.yield %[[C]]
 // CHECK: return %[[Y]]
 // CHECK-NOT: blur_pool2d
