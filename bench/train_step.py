@@ -4,6 +4,7 @@
 Run from the repository root after building:
     OMP_NUM_THREADS=2 /usr/bin/python3 bench/train_step.py [--steps N] [--repeat N]
     OMP_NUM_THREADS=2 /usr/bin/python3 bench/train_step.py --algorithms
+    OMP_NUM_THREADS=2 /usr/bin/python3 bench/train_step.py --precision
 
 --algorithms times composer-train alone, with each data-side runtime
 algorithm of issue 14 against the plain recipe: ColOut (per batch and per
@@ -12,6 +13,13 @@ loader worker), and sequence length warmup on a GPT-2-style decoder
 (synthetic tokens); also SAM and selective backprop on the ResNet. The
 variants of a model run one after another in each repeat, and the ratios
 are of medians.
+
+--precision times composer-train alone on the example ResNet (batch 128,
+real images, one loader worker) in fp32, under LibTorch's autocast
+(`precision: amp_bf16`), and as composer-opt's bf16 pass writes it
+(--composer-mixed-precision, trained with `precision: fp32`), and prints
+steps per second and the ratio to fp32; the same measurement as
+--algorithms.
 
 Same model (exported with torch.jit.script for composer-train, the same
 nn.Module run eagerly in Python), same synthetic batch shape, same optimizer
@@ -143,6 +151,7 @@ train_data:{data}
 optimizer: {{name: sgd, lr: 0.01, momentum: 0.9}}
 max_duration: {steps}ba
 threads: {threads}
+precision: {precision}
 algorithms: {algorithms}
 loggers: {{progress_bar: false, jsonl: {jsonl}}}
 callbacks: {{speed_monitor: {{window_size: 10}}}}
@@ -160,7 +169,8 @@ def export_algorithm_model(name, path):
     torch.jit.script(model.train()).save(path)
 
 
-def algorithm_step(model_name, path, algorithms, args, tmp):
+def algorithm_step(model_name, path, algorithms, args, tmp,
+                   precision="fp32"):
     jsonl = os.path.join(tmp, "metrics.jsonl")
     if os.path.exists(jsonl):
         os.remove(jsonl)
@@ -170,7 +180,8 @@ def algorithm_step(model_name, path, algorithms, args, tmp):
         f.write(ALGORITHM_RECIPE.format(
             model=path, data=ALGORITHM_DATA[model_name],
             samples=batch * args.steps, steps=args.steps,
-            threads=args.threads, algorithms=algorithms, jsonl=jsonl))
+            threads=args.threads, precision=precision, algorithms=algorithms,
+            jsonl=jsonl))
     subprocess.run([TRAIN, recipe], check=True)
     # The decoder is timed from its second step, so that sequence length
     # warmup's ramp (the first 30% of the run) is in the window.
@@ -200,6 +211,56 @@ def compare_algorithms(args):
             plain = statistics.median(times[name, "plain"])
             print(f"| {name} | {variant} | {median * 1e3:.1f} | "
                   f"{median / plain:.3f} |", flush=True)
+
+
+# (variant, composer-opt options or None for the exported model, precision)
+PRECISION_CASES = [
+    ("fp32", None, "fp32"),
+    ("amp_bf16", None, "amp_bf16"),
+    ("bf16 pass", ["--composer-mixed-precision"], "fp32"),
+    ("channels-last + amp_bf16", ["--composer-channels-last"], "amp_bf16"),
+    ("medium pipeline (its bf16 pass)", ["--composer-medium"], "fp32"),
+]
+
+
+def compare_precisions(args):
+    print(f"composer-train, fashion-resnet-16, batch 128, {args.threads} "
+          f"threads, {args.steps} steps (the last {args.steps - args.warmup} "
+          f"timed), median of {args.repeat}")
+    print("| variant | ms/step | steps/s | speedup over fp32 |")
+    print("| --- | --- | --- | --- |")
+    with tempfile.TemporaryDirectory() as tmp:
+        exported = os.path.join(tmp, "fashion.pt")
+        export_algorithm_model("fashion-resnet-16", exported)
+        models = {}
+        for variant, options, _ in PRECISION_CASES:
+            models[variant] = exported
+            if options:
+                models[variant] = os.path.join(tmp, f"{len(models)}.pt")
+                subprocess.run([os.path.join(ROOT, "build", "bin",
+                                             "composer-opt"), exported,
+                                *options, "-o", models[variant]],
+                               check=True, stderr=subprocess.DEVNULL)
+        times = {variant: [] for variant, _, _ in PRECISION_CASES}
+        failed = set()
+        for _ in range(args.repeat):
+            for variant, _, precision in PRECISION_CASES:
+                if variant in failed:
+                    continue
+                try:
+                    times[variant].append(algorithm_step(
+                        "fashion-resnet-16", models[variant], "{}", args,
+                        tmp, precision))
+                except subprocess.CalledProcessError:
+                    failed.add(variant)
+        fp32 = statistics.median(times["fp32"])
+        for variant, _, _ in PRECISION_CASES:
+            if variant in failed:
+                print(f"| {variant} | composer-train failed | | |")
+                continue
+            median = statistics.median(times[variant])
+            print(f"| {variant} | {median * 1e3:.1f} | {1 / median:.1f} | "
+                  f"{fp32 / median:.2f} |", flush=True)
 
 
 def eager_in_process(case, batch, steps, warmup, threads, retain):
@@ -241,6 +302,8 @@ def main():
                         default=int(os.environ.get("OMP_NUM_THREADS", "2")))
     parser.add_argument("--algorithms", action="store_true",
                         help="time issue 14's data-side algorithms instead")
+    parser.add_argument("--precision", action="store_true",
+                        help="fp32 vs amp_bf16 vs the bf16 pass instead")
     parser.add_argument("--eager", help=argparse.SUPPRESS)
     parser.add_argument("--batch", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--retain", action="store_true",
@@ -256,6 +319,9 @@ def main():
         return
     if args.algorithms:
         compare_algorithms(args)
+        return
+    if args.precision:
+        compare_precisions(args)
         return
     print(f"torch {torch.__version__}, {args.threads} threads, "
           f"{args.steps - args.warmup} timed steps, median of {args.repeat}")

@@ -6,7 +6,8 @@ include(GNUInstallDirs)
 set(COMPOSER_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ComposerOpt)
 
 install(TARGETS composer-opt RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS ComposerDialect ComposerPasses ComposerTorchScriptPlugin
+install(TARGETS ComposerDialect ComposerAnalysis ComposerPasses
+                ComposerTorchScriptPlugin
                 ComposerAPI
   EXPORT ComposerOptTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

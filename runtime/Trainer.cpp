@@ -432,6 +432,7 @@ EvalResult Trainer::evaluate() {
   state_.model.eval();
   double lossSum = 0;
   int64_t correct = 0, counted = 0, samples = 0;
+  bool language = false;
   {
     torch::NoGradGuard noGrad;
     AutocastGuard autocast(config_.precision, config_.device);
@@ -444,6 +445,7 @@ EvalResult Trainer::evaluate() {
       state_.outputs = outputTensor(state_.model.forward({state_.batch.input}));
       fire(Event::EvalAfterForward);
       torch::Tensor outputs = state_.outputs.to(torch::kFloat);
+      language = language || outputs.dim() == 3;
       const torch::Tensor &target = state_.batch.target;
       int64_t size = state_.batch.size();
       lossSum += computeLoss(outputs, target).item<double>() * double(size);
@@ -471,6 +473,10 @@ EvalResult Trainer::evaluate() {
   result.accuracy = counted ? double(correct) / double(counted) : 0;
   state_.evalMetrics = {{"Accuracy", result.accuracy},
                         {"CrossEntropy", result.loss}};
+  // A language model's cross entropy is the mean per token (samples hold
+  // equally many tokens), so its exp is the per-token perplexity.
+  if (language && config_.loss != "mse")
+    state_.evalMetrics["Perplexity"] = std::exp(result.loss);
   std::map<std::string, double> metrics;
   for (const auto &[name, value] : state_.evalMetrics)
     metrics["metrics/eval/" + name] = value;

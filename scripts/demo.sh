@@ -66,3 +66,14 @@ assert accuracy[-1] >= 0.91, f"final test accuracy {accuracy[-1]:.4f} < 0.91"
 print(f"   final test accuracy {accuracy[-1]:.4f} >= 0.91")
 PY
 echo "   checkpoints, metrics.jsonl and a TensorBoard event file: $work/fashion-mnist"
+
+echo "== Which methods pay here: training time against final accuracy"
+echo "   bench/pareto.py trains the plain recipe, each method alone, the"
+echo "   pipelines and examples/recipes/fashion-mnist-fast.yaml (about 1.5 hours"
+echo "   on 2 cores, so the demo does not run it):"
+echo "   OMP_NUM_THREADS=2 /usr/bin/python3 bench/pareto.py --out $work/pareto"
+echo "   writes the Pareto picture to $work/pareto/pareto.png (and pareto.json);"
+echo "   --only NAME and --max-duration 1ep give a shorter run."
+if [ -f "$work/pareto/pareto.png" ]; then
+  echo "   the picture from an earlier run: $work/pareto/pareto.png"
+fi

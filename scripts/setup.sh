@@ -12,8 +12,8 @@ packages=(
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libtorch-dev libgtest-dev zlib1g-dev libgloo-dev
   libopenblas0-openmp
-  python3-torch python3-torchvision
-  dataset-fashion-mnist
+  python3-torch python3-torchvision python3-matplotlib
+  dataset-fashion-mnist fortunes
 )
 build=1
 for arg in "$@"; do

@@ -251,6 +251,15 @@ TorchTensorType AvgPool2dOp::inferResultType(SymbolTableCollection &) {
       .toType(getContext());
 }
 
+TorchTensorType BlurPool2dOp::inferResultType(SymbolTableCollection &) {
+  // A 3x3 blur at padding 1, or on inputs smaller than the filter the
+  // input subsampled by the stride: ceil(size / stride) either way.
+  return inferWindowed(getInput(), /*kernel=*/{3, 3}, getStride(),
+                       /*padding=*/{1, 1}, /*dilation=*/{}, /*ceilMode=*/false,
+                       kUnknown)
+      .toType(getContext());
+}
+
 TorchTensorType AdaptiveAvgPool2dOp::inferResultType(SymbolTableCollection &) {
   Shape in = Shape::of(getSelf());
   ArrayRef<int64_t> outputSize = getOutputSize();

@@ -27,30 +27,49 @@ static std::string defaultPluginPath() {
   return std::string(path);
 }
 
-std::unique_ptr<TorchScriptModel>
-composer::loadTorchScriptModelViaPlugin(StringRef path,
-                                        ArrayRef<std::string> operatorLibraries,
-                                        MLIRContext *context) {
+/// The plugin's entry point `symbol`, or null after an error at `loc`.
+static void *getPluginSymbol(const char *symbol, Location loc, StringRef what) {
   std::string pluginPath = defaultPluginPath();
   if (std::optional<std::string> fromEnv =
           llvm::sys::Process::GetEnv("COMPOSER_TORCHSCRIPT_PLUGIN"))
     pluginPath = *fromEnv;
-  Location loc = FileLineColLoc::get(context, path, 0, 0);
   std::string error;
   auto library = llvm::sys::DynamicLibrary::getPermanentLibrary(
       pluginPath.c_str(), &error);
   if (!library.isValid()) {
-    emitError(loc, "cannot read TorchScript: loading '")
-        << pluginPath << "' failed: " << error;
+    emitError(loc, what) << ": loading '" << pluginPath
+                         << "' failed: " << error;
     return nullptr;
   }
-  auto load = reinterpret_cast<LoadTorchScriptModelFn>(
-      library.getAddressOfSymbol(kLoadTorchScriptModelSymbol));
-  if (!load) {
-    emitError(loc, "'") << pluginPath << "' has no "
-                        << kLoadTorchScriptModelSymbol;
+  void *address = library.getAddressOfSymbol(symbol);
+  if (!address)
+    emitError(loc, "'") << pluginPath << "' has no " << symbol;
+  return address;
+}
+
+std::unique_ptr<TorchScriptModel>
+composer::loadTorchScriptModelViaPlugin(StringRef path,
+                                        ArrayRef<std::string> operatorLibraries,
+                                        MLIRContext *context) {
+  Location loc = FileLineColLoc::get(context, path, 0, 0);
+  auto load = reinterpret_cast<LoadTorchScriptModelFn>(getPluginSymbol(
+      kLoadTorchScriptModelSymbol, loc, "cannot read TorchScript"));
+  if (!load)
     return nullptr;
-  }
   return std::unique_ptr<TorchScriptModel>(
       load(path.str().c_str(), operatorLibraries, context));
+}
+
+FailureOr<std::vector<double>> composer::timeTrainingStepsViaPlugin(
+    StringRef path, const std::vector<TensorSpec> &inputs, unsigned warmup,
+    unsigned timed, Location loc) {
+  auto time = reinterpret_cast<TimeTrainingStepsFn>(getPluginSymbol(
+      kTimeTrainingStepsSymbol, loc, "cannot time training steps"));
+  if (!time)
+    return failure();
+  std::vector<double> seconds;
+  std::string error;
+  if (!time(path.str().c_str(), &inputs, warmup, timed, &seconds, &error))
+    return emitError(loc, "cannot time training steps: ") << error;
+  return seconds;
 }

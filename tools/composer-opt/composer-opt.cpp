@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ReportCosts.h"
 #include "composer/API/ModelIO.h"
 #include "composer/Dialect/Composer.h"
 #include "composer/Passes/Passes.h"
@@ -77,6 +78,31 @@ cl::opt<uint64_t> maxOps(
     cl::desc("Refuse a model of more operations, with a diagnostic rather "
              "than running out of memory (about 2 KB each)"),
     cl::init(kDefaultMaxOps), cl::cat(composerCategory));
+
+cl::opt<std::string> reportCostsFormat(
+    "report-costs", cl::ValueOptional,
+    cl::desc("Instead of transforming the model, report what each method "
+             "pass alone and each named pipeline costs on it: sites, added "
+             "state, FLOPs per training step, and (for a .pt) measured step "
+             "time on this machine. Needs --input-spec. =text (default) or "
+             "=json"),
+    cl::value_desc("text|json"), cl::cat(composerCategory));
+
+cl::opt<unsigned> reportWarmupSteps(
+    "report-warmup-steps",
+    cl::desc("--report-costs: untimed training steps before timing"),
+    cl::init(3), cl::cat(composerCategory));
+
+cl::opt<unsigned> reportTimedSteps(
+    "report-timed-steps",
+    cl::desc("--report-costs: timed training steps (the median is reported)"),
+    cl::init(5), cl::cat(composerCategory));
+
+cl::opt<std::string> peakGflops(
+    "peak-gflops",
+    cl::desc("--report-costs: the machine's peak GFLOP/s, FP32 or FP32,BF16, "
+             "instead of the table's value for this CPU"),
+    cl::value_desc("fp32[,bf16]"), cl::cat(composerCategory));
 
 /// Checks --max-ops on `.mlir` input, which MlirOptMain parses (a `.pt` is
 /// checked before it is imported), before any other pass runs.
@@ -181,6 +207,30 @@ int main(int argc, char **argv) {
       !config.inputSplitMarker().empty()) {
     llvm::errs() << "composer-opt: error: --emit=pt cannot write split input\n";
     return 1;
+  }
+
+  if (reportCostsFormat.getNumOccurrences()) {
+    MLIRContext context(registry);
+    context.printOpOnDiagnostic(false);
+    ToolDiagnostics diagnostics(context);
+    StringRef format = reportCostsFormat.getValue();
+    if (!format.empty() && format != "text" && format != "json") {
+      llvm::errs() << "composer-opt: error: --report-costs=" << format
+                   << ": expected text or json\n";
+      return 1;
+    }
+    CostReportOptions options;
+    options.json = format == "json";
+    options.inputSpecs.assign(inputSpecs.begin(), inputSpecs.end());
+    options.operatorLibraries.assign(loadLibraries.begin(),
+                                     loadLibraries.end());
+    options.maxOps = maxOps;
+    options.warmupSteps = reportWarmupSteps;
+    options.timedSteps = reportTimedSteps;
+    options.peakGflops = peakGflops;
+    return failed(reportCosts(context, inputFilename, outputFilename, options))
+               ? 1
+               : 0;
   }
 
   // --mlir-timing also times the TorchScript phases MlirOptMain does not

@@ -104,6 +104,26 @@ def InferTorchTypeOpInterface : OpInterface<"InferTorchTypeOpInterface"> {
   ];
 }
 
+def FlopCountOpInterface : OpInterface<"FlopCountOpInterface"> {
+  let cppNamespace = "::composer";
+  let description = [{
+    What the op costs in floating-point operations, from its types and
+    attributes: forward FLOPs and the backward's input- and weight-gradient
+    parts (conventions in composer/Dialect/FlopCost.h). FlopCountAnalysis
+    sums it over a model. The default is an elementwise op's:
+    kElementwiseFlops per element. A method op states its own cost here, so
+    a method is one place.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Forward FLOPs (unknown when a size they depend on is unknown) and
+        the backward's parts.
+      }], "::composer::FlopCost", "getFlopCost", (ins), [{}], [{
+        return ::composer::getElementwiseFlopCost($_op.getOperation());
+      }]>,
+  ];
+}
+
 // The result has operand 0's channel count (dimension 1) and memory format;
 // for a binary elementwise op (add, mul), either operand's. Layout passes
 // (channels_last) and channel inference look through such ops.

@@ -17,6 +17,11 @@ include "mlir/Interfaces/ControlFlowInterfaces.td"
 def Composer_OwnTypeRule
     : DeclareOpInterfaceMethods<InferTorchTypeOpInterface, ["inferResultType"]>;
 
+// An op whose FLOP count is not FlopCountOpInterface's elementwise default;
+// the counts are in lib/Dialect/FlopCosts.cpp.
+def Composer_OwnFlopCost
+    : DeclareOpInterfaceMethods<FlopCountOpInterface, ["getFlopCost"]>;
+
 //===----------------------------------------------------------------------===//
 // Model state: parameter and buffer symbols, module attributes.
 //===----------------------------------------------------------------------===//
@@ -115,7 +120,7 @@ def Composer_ConstantOp : Composer_Op<"constant", [ConstantLike, Pure]> {
   let hasFolder = 1;
 }
 
-def Composer_GenericOp : Composer_Op<"op"> {
+def Composer_GenericOp : Composer_Op<"op", [Composer_OwnFlopCost]> {
   let summary = "any TorchScript node the dialect has no typed op for";
   let description = [{
     `kind` is the node kind (`aten::size`, `prim::ListConstruct`, ...), and
@@ -180,7 +185,8 @@ def Composer_LoopOp : Composer_Op<"loop", [RecursiveMemoryEffects]> {
 // arguments in schema order, so import and export are generic.
 class Composer_TorchOp<string mnemonic, string schema, string inplaceSchema,
                        list<Trait> traits = []>
-    : Composer_Op<mnemonic, !listconcat(traits, [TorchSchemaOpInterface])> {
+    : Composer_Op<mnemonic, !listconcat(traits, [TorchSchemaOpInterface,
+                                                 FlopCountOpInterface])> {
   let results = (outs Composer_AnyTensor:$result);
   code schemaDecl = [{
     static ::llvm::StringRef getTorchSchema() { return "}] # schema # [{"; }
@@ -215,6 +221,7 @@ class Composer_UnaryTorchOp<string mnemonic, string schema, string inplaceSchema
 }
 
 def Composer_Conv2dOp : Composer_PureTorchOp<"conv2d", "aten::conv2d", [
+    Composer_OwnFlopCost,
     ConvolutionOpInterface,
     Composer_OwnTypeRule]> {
   let summary = "2-D convolution (aten::conv2d)";
@@ -227,6 +234,7 @@ def Composer_Conv2dOp : Composer_PureTorchOp<"conv2d", "aten::conv2d", [
 
 def Composer_ConvolutionOp
     : Composer_PureTorchOp<"convolution", "aten::_convolution", [
+    Composer_OwnFlopCost,
         DeclareOpInterfaceMethods<ConvolutionOpInterface, ["isTransposed"]>,
         Composer_OwnTypeRule]> {
   let summary = "N-D convolution as traced models record it (aten::_convolution)";
@@ -242,7 +250,8 @@ def Composer_ConvolutionOp
 
 def Composer_BatchNormOp
     : Composer_TorchOp<"batch_norm", "aten::batch_norm", "",
-                       [Composer_PreservesLayout, InferTorchTypeOpInterface,
+                       [Composer_OwnFlopCost, Composer_PreservesLayout,
+                        InferTorchTypeOpInterface,
                         MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "batch normalization (aten::batch_norm)";
   let description = [{
@@ -258,6 +267,7 @@ def Composer_BatchNormOp
 }
 
 def Composer_MaxPool2dOp : Composer_PureTorchOp<"max_pool2d", "aten::max_pool2d", [
+    Composer_OwnFlopCost,
     Composer_PreservesLayout, Composer_OwnTypeRule]> {
   let summary = "2-D max pooling (aten::max_pool2d)";
   let arguments = (ins Composer_AnyTensor:$self, DenseI64ArrayAttr:$kernel_size,
@@ -267,6 +277,7 @@ def Composer_MaxPool2dOp : Composer_PureTorchOp<"max_pool2d", "aten::max_pool2d"
 }
 
 def Composer_AvgPool2dOp : Composer_PureTorchOp<"avg_pool2d", "aten::avg_pool2d", [
+    Composer_OwnFlopCost,
     Composer_PreservesLayout, Composer_OwnTypeRule]> {
   let summary = "2-D average pooling (aten::avg_pool2d)";
   let arguments = (ins Composer_AnyTensor:$self, DenseI64ArrayAttr:$kernel_size,
@@ -278,6 +289,7 @@ def Composer_AvgPool2dOp : Composer_PureTorchOp<"avg_pool2d", "aten::avg_pool2d"
 
 def Composer_AdaptiveAvgPool2dOp
     : Composer_PureTorchOp<"adaptive_avg_pool2d", "aten::adaptive_avg_pool2d", [
+    Composer_OwnFlopCost,
         Composer_PreservesLayout, Composer_OwnTypeRule]> {
   let summary = "2-D adaptive average pooling (aten::adaptive_avg_pool2d)";
   let arguments = (ins Composer_AnyTensor:$self, DenseI64ArrayAttr:$output_size);
@@ -285,6 +297,7 @@ def Composer_AdaptiveAvgPool2dOp
 }
 
 def Composer_LinearOp : Composer_PureTorchOp<"linear", "aten::linear", [
+    Composer_OwnFlopCost,
     Composer_OwnTypeRule]> {
   let summary = "affine map x W^T + b (aten::linear)";
   let arguments = (ins Composer_AnyTensor:$input, Composer_AnyTensor:$weight,
@@ -292,6 +305,7 @@ def Composer_LinearOp : Composer_PureTorchOp<"linear", "aten::linear", [
 }
 
 def Composer_MatmulOp : Composer_PureTorchOp<"matmul", "aten::matmul", [
+    Composer_OwnFlopCost,
     Composer_OwnTypeRule]> {
   let summary = "matrix product (aten::matmul)";
   let arguments = (ins Composer_AnyTensor:$self, Composer_AnyTensor:$other);
@@ -334,7 +348,7 @@ def Composer_MulOp
 
 def Composer_LayerNormOp
     : Composer_PureTorchOp<"layer_norm", "aten::layer_norm",
-                           [InferTorchTypeOpInterface]> {
+                           [Composer_OwnFlopCost, InferTorchTypeOpInterface]> {
   let summary = "layer normalization (aten::layer_norm)";
   let arguments = (ins Composer_AnyTensor:$input,
                        DenseI64ArrayAttr:$normalized_shape,
@@ -344,7 +358,7 @@ def Composer_LayerNormOp
 
 def Composer_GroupNormOp
     : Composer_PureTorchOp<"group_norm", "aten::group_norm",
-                           [Composer_PreservesLayout,
+                           [Composer_OwnFlopCost, Composer_PreservesLayout,
                             InferTorchTypeOpInterface]> {
   let summary = "group normalization (aten::group_norm)";
   let arguments = (ins Composer_AnyTensor:$input, I64Attr:$num_groups,
@@ -361,6 +375,7 @@ def Composer_DropoutOp : Composer_MaybeInplaceTorchOp<"dropout", "aten::dropout"
 }
 
 def Composer_SoftmaxOp : Composer_PureTorchOp<"softmax", "aten::softmax.int", [
+    Composer_OwnFlopCost,
     Composer_OwnTypeRule]> {
   let summary = "softmax over one dimension (aten::softmax.int)";
   let arguments = (ins Composer_AnyTensor:$self, I64Attr:$dim,
@@ -369,6 +384,7 @@ def Composer_SoftmaxOp : Composer_PureTorchOp<"softmax", "aten::softmax.int", [
 
 def Composer_FlattenOp
     : Composer_PureTorchOp<"flatten", "aten::flatten.using_ints", [
+    Composer_OwnFlopCost,
         Composer_OwnTypeRule]> {
   let summary = "flattens dimensions start_dim..end_dim (aten::flatten)";
   let arguments = (ins Composer_AnyTensor:$self, I64Attr:$start_dim,
@@ -376,24 +392,28 @@ def Composer_FlattenOp
 }
 
 def Composer_ViewOp : Composer_PureTorchOp<"view", "aten::view", [
+    Composer_OwnFlopCost,
     Composer_OwnTypeRule]> {
   let summary = "a view with another shape (aten::view)";
   let arguments = (ins Composer_AnyTensor:$self, Composer_ListValue:$size);
 }
 
 def Composer_ReshapeOp : Composer_PureTorchOp<"reshape", "aten::reshape", [
+    Composer_OwnFlopCost,
     Composer_OwnTypeRule]> {
   let summary = "reshape (aten::reshape)";
   let arguments = (ins Composer_AnyTensor:$self, Composer_ListValue:$shape);
 }
 
 def Composer_CatOp : Composer_PureTorchOp<"cat", "aten::cat", [
+    Composer_OwnFlopCost,
     Composer_OwnTypeRule]> {
   let summary = "concatenation of a tensor list (aten::cat)";
   let arguments = (ins Composer_ListValue:$tensors, I64Attr:$dim);
 }
 
 def Composer_ToDtypeOp : Composer_PureTorchOp<"to_dtype", "aten::to.dtype", [
+    Composer_OwnFlopCost,
     Composer_PreservesLayout, Composer_OwnTypeRule]> {
   let summary = "dtype cast (aten::to.dtype)";
   let arguments = (ins Composer_AnyTensor:$self, Composer_ScalarTypeAttr:$dtype,
@@ -402,14 +422,15 @@ def Composer_ToDtypeOp : Composer_PureTorchOp<"to_dtype", "aten::to.dtype", [
 }
 
 def Composer_StopGradientOp
-    : Composer_PureTorchOp<"stop_gradient", "aten::detach"> {
+    : Composer_PureTorchOp<"stop_gradient", "aten::detach",
+                           [Composer_OwnFlopCost, InferTorchTypeOpInterface]> {
   let summary = "the same tensor, cut from autograd (aten::detach)";
   let arguments = (ins Composer_AnyTensor:$self);
 }
 
 def Composer_ContiguousOp
     : Composer_PureTorchOp<"contiguous", "aten::contiguous",
-                           [Composer_PreservesLayout,
+                           [Composer_OwnFlopCost, Composer_PreservesLayout,
                             InferTorchTypeOpInterface]> {
   let summary = "a contiguous tensor in a memory format (aten::contiguous)";
   let arguments = (ins Composer_AnyTensor:$self,
@@ -422,6 +443,7 @@ def Composer_ContiguousOp
 //===----------------------------------------------------------------------===//
 
 def Composer_BlurPool2dOp : Composer_Op<"blur_pool2d", [
+    Composer_OwnFlopCost, Composer_OwnTypeRule,
     MethodOpInterface, Composer_PreservesLayout, Pure]> {
   let summary = "anti-aliasing blur, then subsampling (BlurPool, Zhang 2019)";
   let description = [{
@@ -440,6 +462,7 @@ def Composer_BlurPool2dOp : Composer_Op<"blur_pool2d", [
 }
 
 def Composer_GhostBatchNormOp : Composer_Op<"ghost_batch_norm", [
+    Composer_OwnFlopCost, InferTorchTypeOpInterface,
     MethodOpInterface, Composer_PreservesLayout,
     MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "batch normalization over ghost batches (Hoffer et al. 2017)";
@@ -464,6 +487,7 @@ def Composer_GhostBatchNormOp : Composer_Op<"ghost_batch_norm", [
 }
 
 def Composer_SqueezeExciteOp : Composer_Op<"squeeze_excite", [
+    Composer_OwnFlopCost, InferTorchTypeOpInterface,
     MethodOpInterface, Composer_PreservesLayout, Pure]> {
   let summary = "squeeze-and-excitation gate (Hu et al. 2018)";
   let description = [{
@@ -479,6 +503,7 @@ def Composer_SqueezeExciteOp : Composer_Op<"squeeze_excite", [
 }
 
 def Composer_StandardizeWeightOp : Composer_Op<"standardize_weight", [
+    Composer_OwnFlopCost,
     MethodOpInterface, InferTorchTypeOpInterface, Pure, Composer_WeightView]> {
   let summary = "a convolution weight standardized per output channel";
   let description = [{
@@ -493,6 +518,7 @@ def Composer_StandardizeWeightOp : Composer_Op<"standardize_weight", [
 }
 
 def Composer_StochasticDepthOp : Composer_Op<"stochastic_depth", [
+    Composer_OwnFlopCost, InferTorchTypeOpInterface,
     MethodOpInterface, Composer_PreservesLayout,
     MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "a residual branch under stochastic depth (Huang et al. 2016)";
@@ -535,6 +561,7 @@ def Composer_StochasticDepthKeepOp : Composer_Op<"stochastic_depth_keep", [
 }
 
 def Composer_GyroDropoutOp : Composer_Op<"gyro_dropout", [
+    Composer_OwnFlopCost, InferTorchTypeOpInterface,
     MethodOpInterface, Composer_PreservesLayout,
     MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "dropout with a fixed set of masks (GyroDropout, Lee et al. 2022)";

@@ -9,7 +9,10 @@
 #ifndef COMPOSER_TORCHSCRIPT_TORCHSCRIPTPLUGIN_H
 #define COMPOSER_TORCHSCRIPT_TORCHSCRIPTPLUGIN_H
 
+#include "composer/Support/TorchUpstream.h"
 #include "composer/TorchScript/TorchScript.h"
+
+#include <vector>
 
 namespace composer {
 
@@ -30,6 +33,34 @@ std::unique_ptr<TorchScriptModel>
 loadTorchScriptModelViaPlugin(llvm::StringRef path,
                               llvm::ArrayRef<std::string> operatorLibraries,
                               mlir::MLIRContext *context);
+
+/// One input of a model's forward, for timing it: sizes and dtype.
+struct TensorSpec {
+  std::vector<int64_t> sizes;
+  torch_upstream::ScalarType dtype = torch_upstream::ScalarType::Float;
+};
+
+/// The plugin's second entry point, exported with C linkage under this
+/// name: loads the archive at `path` and runs `warmup` then `timed` training
+/// steps on random inputs of `inputs` (forward in training mode, the mean
+/// of the first output tensor as the loss, backward; gradients reset to
+/// none each step), appending each timed step's wall time in seconds to
+/// `seconds`. Returns false with `error` set on failure.
+using TimeTrainingStepsFn = bool (*)(const char *path,
+                                     const std::vector<TensorSpec> *inputs,
+                                     unsigned warmup, unsigned timed,
+                                     std::vector<double> *seconds,
+                                     std::string *error);
+inline constexpr const char *kTimeTrainingStepsSymbol =
+    "composerTimeTrainingSteps";
+
+/// Loads the plugin (as loadTorchScriptModelViaPlugin does) and times
+/// training steps of the archive at `path` with its second entry point;
+/// emits an error at `loc` and fails when it cannot.
+mlir::FailureOr<std::vector<double>>
+timeTrainingStepsViaPlugin(llvm::StringRef path,
+                           const std::vector<TensorSpec> &inputs,
+                           unsigned warmup, unsigned timed, mlir::Location loc);
 
 } // namespace composer
 

@@ -1,0 +1,175 @@
+#!/usr/bin/python3
+"""The Fashion-MNIST recipe as a user would write it in plain PyTorch.
+
+    OMP_NUM_THREADS=2 /usr/bin/python3 bench/eager_fashion.py model.pt \
+        --jsonl metrics.jsonl [--epochs 8] [--target 0.91]
+
+The baseline composer-train is measured against in bench/time_to_accuracy.py:
+examples/recipes/fashion-mnist.yaml (the example ResNet, batch 128, random
+crop with 2 pixels of zero padding and horizontal flips in one loader
+worker, Composer's DecoupledSGDW with Nesterov momentum, linear warmup for
+half an epoch then cosine decay per batch, evaluation every half epoch) in
+an eager training loop with torch.utils.data and torchvision's transforms.
+The starting weights are read from `model` (the TorchScript file
+composer-train trains), so both start from the same point. Writes JSONL
+rows with the keys composer-train's logger uses ("wall_clock/train": the
+training seconds so far, evaluation left out; "metrics/eval/Accuracy"), so
+bench/train_metrics.py reads both, and prints the time to the target.
+"""
+import argparse
+import gzip
+import json
+import math
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+import torchvision.transforms as T
+from torch.utils.data import DataLoader, Dataset
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+from fashion_resnet import FashionResNet  # noqa: E402
+
+DATA = "/usr/share/datasets/fashion-mnist"
+MEAN, STD = 0.2860, 0.3530
+
+
+def read_idx(path):
+    with gzip.open(path) as f:
+        data = f.read()
+    dims = data[3]
+    shape = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big")
+             for i in range(dims)]
+    return torch.frombuffer(bytearray(data[4 + 4 * dims:]),
+                            dtype=torch.uint8).reshape(shape)
+
+
+class Images(Dataset):
+    def __init__(self, split, limit, transform):
+        self.images = read_idx(f"{DATA}/{split}-images-idx3-ubyte.gz")
+        self.labels = read_idx(f"{DATA}/{split}-labels-idx1-ubyte.gz").long()
+        if limit:
+            self.images, self.labels = self.images[:limit], self.labels[:limit]
+        self.transform = transform
+
+    def __len__(self):
+        return len(self.labels)
+
+    def __getitem__(self, i):
+        image = self.images[i].unsqueeze(0).float() / 255
+        return self.transform(image), self.labels[i]
+
+
+def decoupled_sgdw_step(optimizer, lr, base_lr, weight_decay):
+    """Composer's DecoupledSGDW: decay scaled by lr / initial lr, then SGD."""
+    with torch.no_grad():
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.mul_(1 - weight_decay * lr / base_lr)
+    optimizer.step()
+
+
+def cosine_with_warmup(step, warmup, total):
+    if step < warmup:
+        return step / warmup
+    x = min(1.0, (step - warmup) / max(1, total - warmup))
+    return 0.5 * (1 + math.cos(math.pi * x))
+
+
+def evaluate(model, loader):
+    model.eval()
+    correct = total = 0
+    with torch.no_grad():
+        for x, y in loader:
+            correct += (model(x).argmax(1) == y).sum().item()
+            total += len(y)
+    model.train()
+    return correct / total
+
+
+def load_weights(model, path):
+    scripted = torch.jit.load(path)
+    model.load_state_dict(scripted.state_dict())
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("model",
+                        help="TorchScript file with the start weights")
+    parser.add_argument("--jsonl", required=True)
+    parser.add_argument("--epochs", type=float, default=8)
+    parser.add_argument("--eval-interval", type=float, default=0.5,
+                        help="in epochs")
+    parser.add_argument("--target", type=float, default=0.91)
+    parser.add_argument("--seed", type=int, default=17)
+    parser.add_argument("--limit", type=int, default=0,
+                        help="train on the first N images only")
+    parser.add_argument("--eval-limit", type=int, default=0)
+    parser.add_argument("--width", type=int, default=16)
+    parser.add_argument("--threads", type=int,
+                        default=int(os.environ.get("OMP_NUM_THREADS", "2")))
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+
+    model = FashionResNet(args.width)
+    load_weights(model, args.model)
+    model.train()
+    normalize = T.Normalize([MEAN], [STD])
+    train = Images("train", args.limit,
+                   T.Compose([T.RandomCrop(28, padding=2),
+                              T.RandomHorizontalFlip(), normalize]))
+    test = Images("t10k", args.eval_limit, normalize)
+    train_loader = DataLoader(train, batch_size=128, shuffle=True,
+                              num_workers=1, persistent_workers=True)
+    test_loader = DataLoader(test, batch_size=500)
+
+    base_lr, weight_decay = 0.1, 5.0e-5
+    optimizer = torch.optim.SGD(model.parameters(), lr=base_lr, momentum=0.9,
+                                nesterov=True)
+    per_epoch = len(train_loader)
+    total = round(args.epochs * per_epoch)
+    warmup = round(0.5 * per_epoch)
+    eval_every = max(1, round(args.eval_interval * per_epoch))
+
+    step, clock, reached = 0, 0.0, None
+    with open(args.jsonl, "w") as log:
+        while step < total:
+            start = time.perf_counter()
+            for x, y in train_loader:
+                lr = base_lr * cosine_with_warmup(step, warmup, total)
+                optimizer.zero_grad(set_to_none=True)
+                loss = F.cross_entropy(model(x), y)
+                loss.backward()
+                decoupled_sgdw_step(optimizer, lr, base_lr, weight_decay)
+                step += 1
+                if step % eval_every == 0 or step == total:
+                    clock += time.perf_counter() - start
+                    loss = loss.item()
+                    accuracy = evaluate(model, test_loader)
+                    log.write(json.dumps({
+                        "step": step, "wall_clock/train": clock,
+                        "loss/train": loss,
+                        "metrics/eval/Accuracy": accuracy}) + "\n")
+                    log.flush()
+                    if reached is None and accuracy >= args.target:
+                        reached = (step, accuracy, clock)
+                    start = time.perf_counter()
+                if step == total:
+                    break
+            clock += time.perf_counter() - start
+    if reached:
+        print(f"eager PyTorch: {args.target:.0%} at batch {reached[0]} after "
+              f"{reached[2]:.1f} s of training (accuracy {reached[1]:.4f})")
+    else:
+        print(f"eager PyTorch: {args.target:.0%} not reached")
+    print(f"final accuracy {accuracy:.4f}, {clock:.1f} s of training")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,125 @@
+#!/usr/bin/python3
+"""Time to the plain recipe's final validation loss, language modelling.
+
+Run from the repository root after building (about 10 minutes on 2 cores):
+    OMP_NUM_THREADS=2 /usr/bin/python3 bench/time_to_quality_lm.py \\
+        [--breakdown] [--json out.json] [--bin DIR] [recipe overrides]
+
+Recipe overrides (e.g. `threads=1`) go to every run; --bin names another
+folder holding composer-opt and composer-train.
+
+Writes Debian's fortunes as byte tokens (examples/text_tokens.py), exports
+the example decoder (examples/gpt_decoder.py, 4 layers, width 256, context
+256) once, and the same weights through `composer-opt --composer-alibi`,
+then trains, from the same seed, one after the other:
+  plain  examples/recipes/lm.yaml on the exported decoder;
+  fast   examples/recipes/lm-fast.yaml on the ALiBi decoder;
+  and with --breakdown the plain recipe in amp_bf16 and the fast one in
+  fp32, to show what precision, and ALiBi with sequence-length warmup, give
+  alone.
+Each variant's training time is the speed monitor's "wall_clock/train"
+(evaluation and checkpointing left out); a variant's time to target is that
+time at its first evaluation whose validation loss is at most the plain
+recipe's final one.
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+from train_metrics import train_clock
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "build", "bin")
+RECIPES = os.path.join(ROOT, "examples", "recipes")
+LOSS = "metrics/eval/CrossEntropy"
+
+
+def train(binaries, name, recipe, model, data, tmp, extra):
+    folder = os.path.join(tmp, name)
+    jsonl = os.path.join(folder, "metrics.jsonl")
+    subprocess.run([os.path.join(binaries, "composer-train"),
+                    os.path.join(RECIPES, recipe), f"model={model}",
+                    f"train_data.path={data}/fortunes-train.tokens",
+                    f"eval_data.path={data}/fortunes-val.tokens",
+                    f"save_folder={folder}", f"loggers.jsonl={jsonl}",
+                    "loggers.tensorboard=", "loggers.progress_bar=false"] +
+                   extra, check=True)
+    clock = train_clock(jsonl)
+    evals = []
+    with open(jsonl) as f:
+        for line in f:
+            row = json.loads(line)
+            if LOSS in row:
+                evals.append((row["step"], row[LOSS], clock[row["step"]]))
+    return evals, max(clock.values())
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--breakdown", action="store_true",
+                        help="also the plain recipe in amp_bf16 and the fast "
+                        "one in fp32")
+    parser.add_argument("--json", help="write the figures here")
+    parser.add_argument("--bin", default=BIN,
+                        help="where composer-opt and composer-train are")
+    args, extra = parser.parse_known_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "data")
+        model = os.path.join(tmp, "gpt.pt")
+        alibi = os.path.join(tmp, "gpt.alibi.pt")
+        examples = os.path.join(ROOT, "examples")
+        subprocess.run([sys.executable,
+                        os.path.join(examples, "text_tokens.py"), data],
+                       check=True)
+        subprocess.run([sys.executable,
+                        os.path.join(examples, "gpt_decoder.py"), model],
+                       check=True)
+        subprocess.run([os.path.join(args.bin, "composer-opt"), model,
+                        "--composer-alibi", "-o", alibi],
+                       check=True, stderr=subprocess.DEVNULL)
+        variants = [("plain", "lm.yaml", model, []),
+                    ("fast", "lm-fast.yaml", alibi, [])]
+        if args.breakdown:
+            variants += [("plain-bf16", "lm.yaml", model,
+                          ["precision=amp_bf16"]),
+                         ("fast-fp32", "lm-fast.yaml", alibi,
+                          ["precision=fp32"])]
+        results = {}
+        for name, recipe, path, overrides in variants:
+            evals, total = train(args.bin, name, recipe, path, data, tmp,
+                                 overrides + extra)
+            results[name] = {"evals": evals, "total_train_s": total}
+        target = results["plain"]["evals"][-1][1]
+        print(f"\ntarget: the plain recipe's final validation loss "
+              f"{target:.4f} (perplexity {math.exp(target):.3f})")
+        print("| variant | time to target (s) | at batch | final val loss "
+              "| final perplexity | total train time (s) | speedup |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        base = results["plain"]["evals"][-1][2]
+        for name, result in results.items():
+            evals = result["evals"]
+            reached = next((e for e in evals if e[1] <= target), None)
+            result["time_to_target_s"] = reached[2] if reached else None
+            final = evals[-1][1]
+            if reached:
+                speedup = base / reached[2]
+                result["speedup"] = speedup
+                print(f"| {name} | {reached[2]:.1f} | {reached[0]} | "
+                      f"{final:.4f} | {math.exp(final):.3f} | "
+                      f"{result['total_train_s']:.1f} | {speedup:.2f}x |")
+            else:
+                print(f"| {name} | not reached | | {final:.4f} | "
+                      f"{math.exp(final):.3f} | "
+                      f"{result['total_train_s']:.1f} | |")
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"target": target, "variants": results}, f,
+                          indent=1)
+
+
+if __name__ == "__main__":
+    main()

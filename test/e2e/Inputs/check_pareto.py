@@ -1,0 +1,23 @@
+"""Checks bench/pareto.py's output folder: pareto.json has one run per
+expected variant, in order, with a time and an accuracy, at least one on the
+frontier, and pareto.png is a PNG.
+
+  check_pareto.py OUT_DIR VARIANT...
+"""
+import json
+import os
+import sys
+
+out, expected = sys.argv[1], sys.argv[2:]
+with open(os.path.join(out, "pareto.json")) as f:
+    runs = json.load(f)["runs"]
+names = [run["name"] for run in runs]
+assert names == expected, f"runs {names}, expected {expected}"
+for run in runs:
+    assert run["train_seconds"] > 0, run
+    assert 0 <= run["final_accuracy"] <= 1, run
+assert any(run["frontier"] for run in runs), "no run on the frontier"
+with open(os.path.join(out, "pareto.png"), "rb") as f:
+    assert f.read(8) == b"\x89PNG\r\n\x1a\n", "pareto.png is not a PNG"
+print(f"{len(runs)} runs, frontier: "
+      f"{', '.join(run['name'] for run in runs if run['frontier'])}")

@@ -1,0 +1,777 @@
+//===- ReportCosts.cpp - composer-opt --report-costs ----------------------===//
+//
+// The variants are found through registration, not a list: every
+// registered `composer-*` pass that reports sites (the SiteReport remark
+// "<pass>: N ...", which every method pass emits and infrastructure such as
+// composer-refine-types does not) and changes the model is a method that
+// applies; every registered `composer-*` pipeline is a named recipe.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ReportCosts.h"
+
+#include "composer/API/ModelIO.h"
+#include "composer/Analysis/FlopCount.h"
+#include "composer/Dialect/Composer.h"
+#include "composer/Passes/Passes.h"
+#include "composer/TorchScript/TorchScriptPlugin.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <sched.h>
+
+using namespace mlir;
+using namespace composer;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// The machine's peak FLOP rate.
+//===----------------------------------------------------------------------===//
+
+/// Peak throughput of one core per instruction set, best first: fp32
+/// lanes of a vector register times FMA units (an FMA is 2 FLOPs). `avx`
+/// without FMA has a multiply and an add port, counted as one FMA unit.
+/// Real parts vary (some AVX-512 parts have one 512-bit FMA unit, Zen 4
+/// splits 512-bit ops in two): --peak-gflops overrides the table.
+struct IsaPeak {
+  llvm::StringLiteral flag;
+  int lanes;
+  int fmaUnits;
+};
+constexpr IsaPeak kIsaPeaks[] = {
+    {"avx512f", 16, 2},
+    {"fma", 8, 2},
+    {"avx", 8, 1},
+    {"sse2", 4, 1},
+};
+/// bf16 throughput relative to fp32: AMX tiles do 1024 bf16 FLOPs a cycle
+/// (16x AVX-512 fp32); AVX-512 BF16's dot product does two bf16 products
+/// per fp32 lane; otherwise bf16 runs converted, at the fp32 rate.
+struct Bf16Peak {
+  llvm::StringLiteral flag;
+  int factor;
+};
+constexpr Bf16Peak kBf16Peaks[] = {{"amx_bf16", 16}, {"avx512_bf16", 2}};
+
+struct Peak {
+  double fp32 = 0, bf16 = 0; // GFLOP/s
+  std::string how;
+};
+
+/// Cores LibTorch computes on: OMP_NUM_THREADS when set, else the CPUs
+/// this process may run on.
+int countCores() {
+  if (std::optional<std::string> threads =
+          llvm::sys::Process::GetEnv("OMP_NUM_THREADS")) {
+    int count = 0;
+    if (!StringRef(*threads).getAsInteger(10, count) && count > 0)
+      return count;
+  }
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    return std::max(1, CPU_COUNT(&set));
+  return 1;
+}
+
+Peak detectPeak() {
+  Peak peak;
+  StringRef flagsLine, mhzLine;
+  auto cpuinfo = llvm::MemoryBuffer::getFileAsStream("/proc/cpuinfo");
+  std::string cpuinfoText = cpuinfo ? (*cpuinfo)->getBuffer().str() : "";
+  SmallVector<StringRef> lines;
+  StringRef(cpuinfoText).split(lines, '\n');
+  for (StringRef line : lines) {
+    auto [key, value] = line.split(':');
+    key = key.trim();
+    if (flagsLine.empty() && key == "flags")
+      flagsLine = value;
+    if (mhzLine.empty() && key == "cpu MHz")
+      mhzLine = value.trim();
+  }
+  llvm::StringSet<> flags;
+  SmallVector<StringRef> flagList;
+  flagsLine.split(flagList, ' ', -1, /*KeepEmpty=*/false);
+  for (StringRef flag : flagList)
+    flags.insert(flag.trim());
+
+  double ghz = 0;
+  // The rated maximum where the kernel exposes it, else the current clock.
+  if (auto maxFreq = llvm::MemoryBuffer::getFileAsStream(
+          "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")) {
+    double khz = 0;
+    if (!(*maxFreq)->getBuffer().trim().getAsDouble(khz))
+      ghz = khz / 1e6;
+  }
+  if (ghz == 0 && !mhzLine.empty()) {
+    double mhz = 0;
+    if (!mhzLine.getAsDouble(mhz))
+      ghz = mhz / 1e3;
+  }
+  if (ghz == 0)
+    ghz = 2.0; // Unknown: a typical server clock, said so below.
+
+  const IsaPeak *isa = nullptr;
+  for (const IsaPeak &candidate : kIsaPeaks)
+    if (flags.contains(candidate.flag)) {
+      isa = &candidate;
+      break;
+    }
+  IsaPeak scalar{"scalar", 1, 1};
+  if (!isa)
+    isa = &scalar;
+  int bf16Factor = 1;
+  StringRef bf16Flag;
+  for (const Bf16Peak &candidate : kBf16Peaks)
+    if (flags.contains(candidate.flag)) {
+      bf16Factor = candidate.factor;
+      bf16Flag = candidate.flag;
+      break;
+    }
+  int cores = countCores();
+  peak.fp32 = cores * isa->lanes * isa->fmaUnits * 2 * ghz;
+  peak.bf16 = peak.fp32 * bf16Factor;
+  llvm::raw_string_ostream os(peak.how);
+  os << cores << " cores x " << isa->lanes << " fp32 lanes x " << isa->fmaUnits
+     << " FMA units x 2 FLOPs x " << llvm::format("%.2f", ghz) << " GHz ("
+     << isa->flag;
+  if (!bf16Flag.empty())
+    os << "; bf16 x" << bf16Factor << " by " << bf16Flag;
+  if (cpuinfoText.empty())
+    os << "; /proc/cpuinfo unreadable, clock assumed";
+  os << ")";
+  return peak;
+}
+
+/// --peak-gflops: FP32 or FP32,BF16 in GFLOP/s.
+FailureOr<Peak> parsePeak(StringRef text, Location loc) {
+  auto [fp32Text, bf16Text] = text.split(',');
+  Peak peak;
+  auto parse = [](StringRef field, double &value) {
+    return !field.trim().getAsDouble(value) && value > 0 &&
+           value < 1e12; // GFLOP/s: below a zettaflop.
+  };
+  if (!parse(fp32Text, peak.fp32) ||
+      (!bf16Text.empty() && !parse(bf16Text, peak.bf16)))
+    return emitError(loc, "--peak-gflops: expected FP32 or FP32,BF16 as "
+                          "positive numbers of GFLOP/s, got '")
+           << text << "'";
+  if (bf16Text.empty())
+    peak.bf16 = peak.fp32;
+  peak.how = "--peak-gflops";
+  return peak;
+}
+
+//===----------------------------------------------------------------------===//
+// Variants.
+//===----------------------------------------------------------------------===//
+
+struct Variant {
+  std::string name;
+  StringRef kind;                // "model", "pass" or "pipeline"
+  OwningOpRef<ModuleOp> module;  // After --input-spec, as composer-opt does.
+  OwningOpRef<ModuleOp> counted; // FLOPs counted, if not `module`.
+  /// The same passes on the model without refined types, exported and
+  /// timed: the method lowerings (composer-lower-to-aten) fail on method
+  /// ops with refined result types; null to export `module`.
+  OwningOpRef<ModuleOp> exportable;
+  unsigned sites = 0;
+  unsigned paramsAdded = 0, buffersAdded = 0;
+  int64_t paramElementsAdded = 0, bufferElementsAdded = 0;
+  FlopCounts flops; // Without its op lists, which point into `module`.
+  /// What the report says of the ops not counted, kept once `module` is
+  /// released: how many, and the first one's name and location.
+  size_t numUncounted = 0, numUnknownTripCounts = 0;
+  std::string firstUncounted;
+  bool lowPrecision = false;
+  std::vector<double> stepSeconds;
+  std::string noTime; // Why there is no time, when there is none.
+};
+
+/// Sites a SiteReport remark or warning counts, if `message` is one:
+/// "<pass>: N ...", the pass accepted by `isReporter`.
+std::optional<unsigned>
+parseSiteReport(StringRef message, function_ref<bool(StringRef)> isReporter) {
+  auto [pass, rest] = message.split(": ");
+  if (rest.empty() || !isReporter(pass))
+    return std::nullopt;
+  unsigned count = 0;
+  if (rest.consumeInteger(10, count) || !rest.starts_with(" "))
+    return std::nullopt;
+  return count;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty())
+    return 0;
+  std::sort(values.begin(), values.end());
+  size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+/// Relative half-spread of a sample around its median: how far one
+/// measurement may move by chance here.
+double relativeNoise(const std::vector<double> &values) {
+  if (values.size() < 2)
+    return 0;
+  auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  return (*hi - *lo) / 2 / median(values);
+}
+
+/// Drops the dtype from every tensor type in @forward but its arguments'.
+void forgetDtypes(ModuleOp module) {
+  auto forget = [](Type type) -> Type {
+    auto tensor = dyn_cast<TorchTensorType>(type);
+    if (!tensor || !tensor.hasDtype())
+      return type;
+    return TorchTensorType::get(type.getContext(), tensor.getHasRank(),
+                                tensor.getSizes(), Type());
+  };
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  if (!forward)
+    return;
+  forward.walk([&](Operation *op) {
+    for (Value result : op->getResults())
+      result.setType(forget(result.getType()));
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        if (op != forward)
+          for (BlockArgument arg : block.getArguments())
+            arg.setType(forget(arg.getType()));
+  });
+  FunctionType type = forward.getFunctionType();
+  SmallVector<Type> results = llvm::map_to_vector(type.getResults(), forget);
+  forward.setFunctionType(
+      FunctionType::get(module.getContext(), type.getInputs(), results));
+}
+
+class CostReporter {
+public:
+  CostReporter(MLIRContext &context, StringRef inputPath,
+               const CostReportOptions &options)
+      : context(context), inputPath(inputPath), options(options),
+        io(&context, options.operatorLibraries, options.maxOps),
+        fileLoc(FileLineColLoc::get(&context, inputPath, 0, 0)) {}
+
+  LogicalResult run(StringRef outputPath);
+
+private:
+  /// Runs `addPasses` on a copy of the model and returns it, as
+  /// `composer-opt --input-spec=... --pass` writes it; null (with the reason
+  /// in `failureReason`) when the pipeline fails. `counted` is the result
+  /// refined again, for the sizes of the ops the passes built.
+  OwningOpRef<ModuleOp>
+  transform(function_ref<LogicalResult(OpPassManager &)> addPasses,
+            function_ref<bool(StringRef)> isReporter, unsigned &sites,
+            std::string &failureReason, OwningOpRef<ModuleOp> &counted,
+            OwningOpRef<ModuleOp> &exportable);
+  void measure(Variant &variant);
+  void compareState(Variant &variant);
+  std::vector<TensorSpec> timingInputs(std::string &why);
+  void printText(llvm::raw_ostream &os);
+  void printJson(llvm::raw_ostream &os);
+  std::string verdict(const Variant &variant);
+
+  MLIRContext &context;
+  StringRef inputPath;
+  const CostReportOptions &options;
+  ModelIO io;
+  Location fileLoc;
+  Peak peak;
+  OwningOpRef<ModuleOp> model;    // Refined.
+  OwningOpRef<ModuleOp> imported; // As read.
+  std::vector<Variant> variants;  // The model first.
+  std::vector<std::string> notApplicable;
+  std::vector<std::pair<std::string, std::string>> failures;
+};
+
+OwningOpRef<ModuleOp>
+CostReporter::transform(function_ref<LogicalResult(OpPassManager &)> addPasses,
+                        function_ref<bool(StringRef)> isReporter,
+                        unsigned &sites, std::string &failureReason,
+                        OwningOpRef<ModuleOp> &counted,
+                        OwningOpRef<ModuleOp> &exportable) {
+  OwningOpRef<ModuleOp> module = model->clone();
+  std::string firstError;
+  ScopedDiagnosticHandler capture(&context, [&](Diagnostic &diag) {
+    std::string message = diag.str();
+    if (diag.getSeverity() == DiagnosticSeverity::Error) {
+      if (firstError.empty())
+        firstError = message;
+    } else if (std::optional<unsigned> count =
+                   parseSiteReport(message, isReporter)) {
+      sites += *count;
+    }
+    return success();
+  });
+  PassManager pm(&context, ModuleOp::getOperationName());
+  if (failed(addPasses(pm)) || failed(pm.run(*module))) {
+    failureReason = firstError.empty() ? "the pipeline failed" : firstError;
+    return nullptr;
+  }
+  // Give the ops the passes built their sizes. Mixed precision leaves the
+  // dtypes refined before it as they were, which a second refinement
+  // contradicts; sizes are what FLOPs need, so refine without dtypes.
+  OwningOpRef<ModuleOp> refined = module->clone();
+  forgetDtypes(*refined);
+  PassManager refinePm(&context, ModuleOp::getOperationName());
+  RefineTypesOptions refine;
+  refine.inputSpecs = options.inputSpecs;
+  refinePm.addPass(createRefineTypes(refine));
+  if (succeeded(refinePm.run(*refined)))
+    counted = std::move(refined);
+  if (isTorchScriptPath(inputPath)) {
+    // Its site reports and errors were counted above.
+    ScopedDiagnosticHandler ignore(&context,
+                                   [](Diagnostic &) { return success(); });
+    OwningOpRef<ModuleOp> plain = imported->clone();
+    PassManager plainPm(&context, ModuleOp::getOperationName());
+    if (succeeded(addPasses(plainPm)) && succeeded(plainPm.run(*plain)))
+      exportable = std::move(plain);
+  }
+  return module;
+}
+
+void CostReporter::compareState(Variant &variant) {
+  llvm::StringSet<> before;
+  for (Operation &op : model->getBody()->getOperations())
+    if (auto symbol = dyn_cast<SymbolOpInterface>(op))
+      before.insert(symbol.getName());
+  for (Operation &op : variant.module->getBody()->getOperations()) {
+    auto decl = dyn_cast<ParameterOp>(op);
+    auto buffer = dyn_cast<BufferOp>(op);
+    if ((!decl && !buffer) ||
+        before.contains(decl ? decl.getSymName() : buffer.getSymName()))
+      continue;
+    int64_t elements =
+        getNumElements(decl ? decl.getTensorType() : buffer.getTensorType())
+            .value_or(0);
+    if (decl) {
+      ++variant.paramsAdded;
+      variant.paramElementsAdded += elements;
+    } else {
+      ++variant.buffersAdded;
+      variant.bufferElementsAdded += elements;
+    }
+  }
+}
+
+std::vector<TensorSpec> CostReporter::timingInputs(std::string &why) {
+  std::vector<TensorSpec> inputs;
+  auto forward = model->lookupSymbol<func::FuncOp>("forward");
+  if (!forward) {
+    why = "no @forward";
+    return inputs;
+  }
+  for (Type type : forward.getArgumentTypes()) {
+    auto tensor = dyn_cast<TorchTensorType>(type);
+    std::optional<torch_upstream::ScalarType> dtype;
+    if (tensor && tensor.hasStaticShape() && tensor.hasDtype())
+      dtype = getScalarType(tensor.getDtype());
+    if (!dtype) {
+      why = "forward takes an argument whose shape --input-spec does not fix";
+      return {};
+    }
+    inputs.push_back(TensorSpec{std::vector<int64_t>(tensor.getSizes().begin(),
+                                                     tensor.getSizes().end()),
+                                *dtype});
+  }
+  return inputs;
+}
+
+void CostReporter::measure(Variant &variant) {
+  variant.flops =
+      countFlops(variant.counted ? *variant.counted : *variant.module);
+  variant.numUncounted = variant.flops.uncounted.size();
+  variant.numUnknownTripCounts = variant.flops.unknownTripCounts.size();
+  if (!variant.flops.uncounted.empty()) {
+    Operation *first = variant.flops.uncounted.front();
+    llvm::raw_string_ostream os(variant.firstUncounted);
+    os << "'" << first->getName() << "' at " << first->getLoc();
+  }
+  variant.flops.uncounted.clear();
+  variant.flops.unknownTripCounts.clear();
+  variant.module->walk([&](ToDtypeOp cast) {
+    if (cast.getDtype() == torch_upstream::ScalarType::BFloat16 ||
+        cast.getDtype() == torch_upstream::ScalarType::Half)
+      variant.lowPrecision = true;
+  });
+  if (!isTorchScriptPath(inputPath)) {
+    variant.noTime = "no weights in .mlir input; time a .pt";
+    return;
+  }
+  std::vector<TensorSpec> inputs = timingInputs(variant.noTime);
+  if (!variant.noTime.empty())
+    return;
+  SmallString<128> tempPath;
+  if (std::error_code error = llvm::sys::fs::createTemporaryFile(
+          "composer-report-costs", "pt", tempPath)) {
+    variant.noTime = "cannot create a temporary file: " + error.message();
+    return;
+  }
+  llvm::FileRemover removeTemp(tempPath);
+  // Export lowers method ops in place: export a copy.
+  OwningOpRef<ModuleOp> exported =
+      (variant.exportable ? *variant.exportable : *variant.module).clone();
+  std::string firstError;
+  {
+    ScopedDiagnosticHandler capture(&context, [&](Diagnostic &diag) {
+      if (diag.getSeverity() == DiagnosticSeverity::Error && firstError.empty())
+        firstError = diag.str();
+      return success();
+    });
+    if (failed(io.write(*exported, tempPath, ModelFormat::TorchScript,
+                        LowerTo::Aten))) {
+      variant.noTime = "export failed: " + firstError;
+      return;
+    }
+    FailureOr<std::vector<double>> seconds = timeTrainingStepsViaPlugin(
+        tempPath, inputs, options.warmupSteps, options.timedSteps, fileLoc);
+    if (failed(seconds)) {
+      variant.noTime = firstError;
+      return;
+    }
+    variant.stepSeconds = std::move(*seconds);
+  }
+}
+
+std::string CostReporter::verdict(const Variant &variant) {
+  const Variant &base = variants.front();
+  if (&variant == &base)
+    return "reference";
+  if (variant.stepSeconds.empty() || base.stepSeconds.empty())
+    return "not measurable here (" +
+           (variant.noTime.empty() ? base.noTime : variant.noTime) + ")";
+  double ratio = median(variant.stepSeconds) / median(base.stepSeconds);
+  // Two medians each within their own spread; at least 2%.
+  double noise = std::max({relativeNoise(base.stepSeconds),
+                           relativeNoise(variant.stepSeconds), 0.02});
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (std::abs(ratio - 1) <= noise)
+    os << "not measurable here (" << llvm::format("%+.0f%%", (ratio - 1) * 100)
+       << ", within the +-" << llvm::format("%.0f%%", noise * 100) << " noise)";
+  else if (ratio < 1)
+    os << "cheaper: saves " << llvm::format("%.0f%%", (1 - ratio) * 100)
+       << " per step";
+  else
+    os << "costs " << llvm::format("%.0f%%", (ratio - 1) * 100) << " per step";
+  return text;
+}
+
+/// "1.23G", "456M", "7.8K" or the number.
+std::string human(double value) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (value >= 1e9)
+    os << llvm::format("%.2fG", value / 1e9);
+  else if (value >= 1e6)
+    os << llvm::format("%.2fM", value / 1e6);
+  else if (value >= 1e3)
+    os << llvm::format("%.1fK", value / 1e3);
+  else
+    os << llvm::format("%.0f", value);
+  return text;
+}
+
+void CostReporter::printText(llvm::raw_ostream &os) {
+  const Variant &base = variants.front();
+  os << "composer-opt --report-costs " << inputPath
+     << " --input-spec=" << llvm::join(options.inputSpecs, ",") << "\n";
+  os << "training step: forward, mean of the output, backward; "
+     << options.warmupSteps << " warm-up + " << options.timedSteps
+     << " timed steps, median\n";
+  os << "peak: " << llvm::format("%.1f", peak.fp32) << " GFLOP/s fp32, "
+     << llvm::format("%.1f", peak.bf16) << " bf16: " << peak.how << "\n\n";
+  const char *kRow = "%-34s %5s %16s %16s %11s %6s %9s %6s %6s  %s\n";
+  // llvm::format copies its arguments: pointers, not arrays.
+  using Text = const char *;
+  os << llvm::format(kRow, Text("variant"), Text("sites"),
+                     Text("+params (elems)"), Text("+buffers (elems)"),
+                     Text("FLOPs/step"), Text("x"), Text("step ms"), Text("x"),
+                     Text("MFU"), Text("verdict"));
+  double baseFlops = base.flops.total();
+  double baseTime = median(base.stepSeconds);
+  for (const Variant &variant : variants) {
+    std::string name =
+        variant.kind == "model" ? "(model as given)" : variant.name;
+    std::string params = std::to_string(variant.paramsAdded) + " (" +
+                         human(double(variant.paramElementsAdded)) + ")";
+    std::string buffers = std::to_string(variant.buffersAdded) + " (" +
+                          human(double(variant.bufferElementsAdded)) + ")";
+    std::string flops = human(variant.flops.total());
+    if (variant.numUncounted || variant.numUnknownTripCounts)
+      flops += "+";
+    std::string flopRatio =
+        baseFlops > 0
+            ? llvm::formatv("{0:F2}", variant.flops.total() / baseFlops).str()
+            : "-";
+    std::string time = "-", timeRatio = "-", mfu = "-";
+    if (!variant.stepSeconds.empty()) {
+      double seconds = median(variant.stepSeconds);
+      time = llvm::formatv("{0:F1}", seconds * 1e3).str();
+      if (baseTime > 0)
+        timeRatio = llvm::formatv("{0:F2}", seconds / baseTime).str();
+      double rate = variant.flops.total() / seconds / 1e9;
+      mfu = llvm::formatv("{0:F1}%",
+                          100 * rate /
+                              (variant.lowPrecision ? peak.bf16 : peak.fp32))
+                .str();
+    }
+    os << llvm::format(
+        kRow, name.c_str(),
+        variant.kind == "model" ? "-" : std::to_string(variant.sites).c_str(),
+        params.c_str(), buffers.c_str(), flops.c_str(), flopRatio.c_str(),
+        time.c_str(), timeRatio.c_str(), mfu.c_str(), verdict(variant).c_str());
+  }
+  for (const Variant &variant : variants) {
+    if (variant.numUncounted)
+      os << "note: " << variant.name << ": " << variant.numUncounted
+         << " ops of unknown size or without a cost model not counted "
+            "(their FLOPs/step has a '+'), first "
+         << variant.firstUncounted << "\n";
+    if (variant.numUnknownTripCounts)
+      os << "note: " << variant.name << ": " << variant.numUnknownTripCounts
+         << " loops of unknown trip count counted once\n";
+  }
+  if (!notApplicable.empty())
+    os << "not applicable (no site changed): "
+       << llvm::join(notApplicable, ", ") << "\n";
+  for (auto &[name, reason] : failures)
+    os << "failed: " << name << ": " << reason << "\n";
+}
+
+void CostReporter::printJson(llvm::raw_ostream &os) {
+  const Variant &base = variants.front();
+  llvm::json::Array rows;
+  for (const Variant &variant : variants) {
+    llvm::json::Object row{
+        {"name", variant.name},
+        {"kind", variant.kind},
+        {"sites", variant.sites},
+        {"params_added", variant.paramsAdded},
+        {"param_elements_added", variant.paramElementsAdded},
+        {"buffers_added", variant.buffersAdded},
+        {"buffer_elements_added", variant.bufferElementsAdded},
+        {"forward_flops", variant.flops.forward},
+        {"backward_flops", variant.flops.backward},
+        {"flops", variant.flops.total()},
+        {"flops_ratio",
+         base.flops.total() > 0
+             ? llvm::json::Value(variant.flops.total() / base.flops.total())
+             : llvm::json::Value(nullptr)},
+        {"uncounted_ops", int64_t(variant.numUncounted)},
+        {"unknown_trip_count_loops", int64_t(variant.numUnknownTripCounts)},
+        {"precision", variant.lowPrecision ? "bf16" : "fp32"},
+        {"verdict", verdict(variant)},
+    };
+    if (variant.stepSeconds.empty()) {
+      row["step_seconds"] = nullptr;
+      row["time_ratio"] = nullptr;
+      row["mfu"] = nullptr;
+      row["no_time_reason"] = variant.noTime;
+    } else {
+      double seconds = median(variant.stepSeconds);
+      row["step_seconds"] = seconds;
+      row["step_samples"] = llvm::json::Array(variant.stepSeconds);
+      row["time_ratio"] =
+          base.stepSeconds.empty()
+              ? llvm::json::Value(nullptr)
+              : llvm::json::Value(seconds / median(base.stepSeconds));
+      row["mfu"] = variant.flops.total() / seconds / 1e9 /
+                   (variant.lowPrecision ? peak.bf16 : peak.fp32);
+    }
+    rows.push_back(std::move(row));
+  }
+  llvm::json::Object report{
+      {"model", inputPath},
+      {"input_specs", llvm::json::Array(options.inputSpecs)},
+      {"warmup_steps", options.warmupSteps},
+      {"timed_steps", options.timedSteps},
+      {"peak_gflops", llvm::json::Object{{"fp32", peak.fp32},
+                                         {"bf16", peak.bf16},
+                                         {"how", peak.how}}},
+      {"variants", std::move(rows)},
+      {"not_applicable", llvm::json::Array(notApplicable)},
+  };
+  llvm::json::Array failed;
+  for (auto &[name, reason] : failures)
+    failed.push_back(llvm::json::Object{{"name", name}, {"reason", reason}});
+  report["failed"] = std::move(failed);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
+}
+
+LogicalResult CostReporter::run(StringRef outputPath) {
+  if (options.inputSpecs.empty())
+    return emitError(fileLoc,
+                     "--report-costs needs --input-spec: FLOPs and step "
+                     "times depend on the input shapes (e.g. "
+                     "--input-spec=8x3x224x224xf32)");
+  if (options.timedSteps == 0)
+    return emitError(fileLoc, "--report-timed-steps must be at least 1");
+  if (!options.peakGflops.empty()) {
+    FailureOr<Peak> parsed = parsePeak(options.peakGflops, fileLoc);
+    if (failed(parsed))
+      return failure();
+    peak = *parsed;
+  } else {
+    peak = detectPeak();
+  }
+
+  OwningOpRef<ModuleOp> read = io.read(inputPath);
+  if (!read)
+    return failure();
+  {
+    // Errors go on to the tool's handler; refine-types' remark does not.
+    ScopedDiagnosticHandler quiet(&context, [](Diagnostic &diag) {
+      return success(diag.getSeverity() != DiagnosticSeverity::Error);
+    });
+    PassManager pm(&context, ModuleOp::getOperationName());
+    RefineTypesOptions refine;
+    refine.inputSpecs = options.inputSpecs;
+    pm.addPass(createRefineTypes(refine));
+    imported = read->clone();
+    if (failed(pm.run(*read)))
+      return failure();
+  }
+  model = std::move(read);
+
+  Variant base;
+  base.name = "model";
+  base.kind = "model";
+  base.module = model->clone();
+  base.exportable = imported->clone();
+  measure(base);
+  variants.push_back(std::move(base));
+
+  // Registered composer passes and pipelines: the command line knows every
+  // registered name.
+  std::vector<std::string> names;
+  for (auto &entry : llvm::cl::getRegisteredOptions())
+    if (entry.getKey().starts_with("composer-"))
+      names.push_back(entry.getKey().str());
+  llvm::sort(names);
+  std::vector<std::string> pipelines;
+  for (const std::string &name : names) {
+    if (PassPipelineInfo::lookup(name)) {
+      pipelines.push_back(name);
+      continue;
+    }
+    const PassInfo *info = PassInfo::lookup(name);
+    if (!info)
+      continue;
+    unsigned sites = 0;
+    bool reported = false;
+    std::string reason;
+    OwningOpRef<ModuleOp> counted, exportable;
+    OwningOpRef<ModuleOp> module = transform(
+        [&](OpPassManager &pm) {
+          return info->addToPipeline(pm, "",
+                                     [](const Twine &) { return failure(); });
+        },
+        [&](StringRef pass) {
+          bool match = pass == name;
+          reported |= match;
+          return match;
+        },
+        sites, reason, counted, exportable);
+    if (!module) {
+      if (reported)
+        failures.emplace_back(name, reason);
+      continue;
+    }
+    if (!reported)
+      continue; // Infrastructure, not a method: it reports no sites.
+    if (sites == 0) {
+      notApplicable.push_back(name);
+      continue;
+    }
+    Variant variant;
+    variant.name = name;
+    variant.kind = "pass";
+    variant.sites = sites;
+    variant.module = std::move(module);
+    variant.counted = std::move(counted);
+    variant.exportable = std::move(exportable);
+    variants.push_back(std::move(variant));
+  }
+  for (const std::string &name : pipelines) {
+    unsigned sites = 0;
+    std::string reason;
+    OwningOpRef<ModuleOp> counted, exportable;
+    OwningOpRef<ModuleOp> module = transform(
+        [&](OpPassManager &pm) {
+          return PassPipelineInfo::lookup(name)->addToPipeline(
+              pm, "", [](const Twine &) { return failure(); });
+        },
+        [](StringRef pass) {
+          return pass.starts_with("composer-") &&
+                 pass != "composer-refine-types";
+        },
+        sites, reason, counted, exportable);
+    if (!module) {
+      failures.emplace_back(name, reason);
+      continue;
+    }
+    Variant variant;
+    variant.name = name;
+    variant.kind = "pipeline";
+    variant.sites = sites;
+    variant.module = std::move(module);
+    variant.counted = std::move(counted);
+    variant.exportable = std::move(exportable);
+    variants.push_back(std::move(variant));
+  }
+  for (Variant &variant : llvm::drop_begin(variants)) {
+    compareState(variant);
+    measure(variant);
+    // Keep memory for one model at a time.
+    variant.module = nullptr;
+    variant.counted = nullptr;
+    variant.exportable = nullptr;
+  }
+  // The model is timed first and again last: with both sets of samples,
+  // its spread (the noise the verdicts allow for) includes any drift of
+  // the machine over the run.
+  if (!variants.front().stepSeconds.empty()) {
+    Variant again;
+    again.module = model->clone();
+    again.exportable = imported->clone();
+    measure(again);
+    llvm::append_range(variants.front().stepSeconds, again.stepSeconds);
+  }
+  variants.front().module = nullptr;
+  variants.front().exportable = nullptr;
+
+  return writeFileAtomically(outputPath, &context,
+                             [&](StringRef, llvm::raw_ostream &os) {
+                               if (options.json)
+                                 printJson(os);
+                               else
+                                 printText(os);
+                               return success();
+                             });
+}
+
+} // namespace
+
+LogicalResult composer::reportCosts(MLIRContext &context, StringRef inputPath,
+                                    StringRef outputPath,
+                                    const CostReportOptions &options) {
+  return CostReporter(context, inputPath, options).run(outputPath);
+}

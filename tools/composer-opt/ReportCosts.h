@@ -1,0 +1,45 @@
+//===- ReportCosts.h - composer-opt --report-costs --------------*- C++ -*-===//
+//
+// What each method costs on a model and this machine: for the model as
+// given, each method pass alone that changes it, and each named pipeline,
+// the sites changed, the parameters and buffers added, forward+backward
+// FLOPs per step (FlopCountAnalysis), the measured training-step time (the
+// exported model run through LibTorch) as a ratio to the model as given, a
+// verdict in words, and the achieved FLOP rate against the machine's peak.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COMPOSER_OPT_REPORTCOSTS_H
+#define COMPOSER_OPT_REPORTCOSTS_H
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace composer {
+
+struct CostReportOptions {
+  bool json = false;
+  std::vector<std::string> inputSpecs;
+  std::vector<std::string> operatorLibraries;
+  uint64_t maxOps = 0;
+  unsigned warmupSteps = 3;
+  unsigned timedSteps = 5;
+  /// The --peak-gflops text, empty for the table's value.
+  std::string peakGflops;
+};
+
+/// Writes the report on the model at `inputPath` to `outputPath` ("-":
+/// stdout). Errors are diagnostics in `context`.
+mlir::LogicalResult reportCosts(mlir::MLIRContext &context,
+                                llvm::StringRef inputPath,
+                                llvm::StringRef outputPath,
+                                const CostReportOptions &options);
+
+} // namespace composer
+
+#endif // COMPOSER_OPT_REPORTCOSTS_H
