@@ -88,6 +88,20 @@ composer::lowerMethodOps(ModuleOp module, StringRef passName,
               byLabel, [&](const auto &entry) { return entry.first == label; }))
         byLabel.push_back({label, 0});
 
+  // The lowerings build untyped ops (`!composer.tensor`), and a conversion
+  // that replaces a result refined by --input-spec with one of another type
+  // needs a materialization this dialect has no op for. No user but a
+  // terminator checks its operands' types, so such results are relaxed first.
+  auto untyped = TorchTensorType::get(module.getContext());
+  module.walk([&](MethodOp op) {
+    for (Value result : op->getResults())
+      if (isa<TorchTensorType>(result.getType()) &&
+          llvm::none_of(result.getUsers(), [](Operation *user) {
+            return user->hasTrait<mlir::OpTrait::IsTerminator>();
+          }))
+        result.setType(untyped);
+  });
+
   ConversionTarget target(*module.getContext());
   target.markUnknownOpDynamicallyLegal(
       [](Operation *op) { return !isa<MethodOp>(op); });

@@ -31,15 +31,16 @@ torch::Tensor outputTensor(const c10::IValue &output) {
 }
 
 namespace {
-/// Whether a run at `now` has just crossed a multiple of `interval`; epoch
-/// intervals are checked at epoch ends only.
+/// Whether a run at `now` has just crossed a multiple of `interval`; whole
+/// epoch intervals are checked at epoch ends only, fractional ones (0.5ep)
+/// in batches like the other units.
 bool crossedInterval(const TimeContext &time, const Timestamp &now,
                      const Time &interval, bool epochBoundary) {
   if (interval.value <= 0)
     return false;
-  if (interval.unit == TimeUnit::Epoch)
-    return epochBoundary &&
-           now.epoch % std::max<int64_t>(1, int64_t(interval.value)) == 0;
+  if (interval.unit == TimeUnit::Epoch &&
+      interval.value == std::floor(interval.value))
+    return epochBoundary && now.epoch % int64_t(interval.value) == 0;
   if (epochBoundary)
     return false;
   double every = time.toBatches(interval);

@@ -212,3 +212,25 @@ module {
 // CHECK: return %[[LAST]], %[[CHANNELS]]
 // CHECK-NOT: gyro_dropout
 // REPORT: remark: composer-lower-to-aten: 2 method ops lowered to aten
+
+// -----
+
+// A method op whose result --input-spec refined: its users take the lowered,
+// untyped value (the conversion had no materialization for the refined type).
+module {
+  composer.parameter @se.fc1 : !composer.tensor<2x8xf32>
+  composer.parameter @se.fc2 : !composer.tensor<8x2xf32>
+  func.func @forward(%x: !composer.tensor<1x8x4x4xf32>) -> !composer.tensor<1x8x4x4xf32> {
+    %w1 = composer.get_param @se.fc1 : !composer.tensor<2x8xf32>
+    %w2 = composer.get_param @se.fc2 : !composer.tensor<8x2xf32>
+    %y = composer.squeeze_excite %x, %w1, %w2 : (!composer.tensor<1x8x4x4xf32>, !composer.tensor<2x8xf32>, !composer.tensor<8x2xf32>) -> !composer.tensor<1x8x4x4xf32>
+    %r = composer.relu %y : (!composer.tensor<1x8x4x4xf32>) -> !composer.tensor<1x8x4x4xf32>
+    return %r : !composer.tensor<1x8x4x4xf32>
+  }
+}
+// CHECK-LABEL: func.func @forward
+// CHECK: %[[Y:.*]] = composer.mul {{.*}} -> !composer.tensor{{$}}
+// CHECK: composer.relu %[[Y]] : (!composer.tensor) -> !composer.tensor<1x8x4x4xf32>
+// CHECK-NOT: squeeze_excite
+
+// REPORT: remark: composer-lower-to-aten: 1 method ops lowered to aten, 0 skipped

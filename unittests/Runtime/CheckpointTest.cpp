@@ -388,6 +388,31 @@ TEST(TrainerTest, EventsFireInComposersOrder) {
   EXPECT_EQ(events, expected);
 }
 
+TEST(TrainerTest, FractionalEpochIntervalsCountInBatches) {
+  // 0.5ep of 8 batches is every 4 batches: 4 evaluations in 2 epochs (a
+  // fractional interval was once truncated to whole epochs).
+  struct Recorder : Callback {
+    std::vector<int64_t> *evaluatedAt;
+    void runEvent(Event event, State &state, Logger &) override {
+      if (event == Event::EvalStart)
+        evaluatedAt->push_back(state.timestamp.batch);
+    }
+  };
+  std::vector<int64_t> evaluatedAt;
+  TrainerConfig config;
+  config.model = makeClassifier(1);
+  config.trainLoader = syntheticLoader(128, 1);
+  config.evalLoader = syntheticLoader(16, 2);
+  config.maxDuration = parseTime("2ep");
+  config.evalInterval = parseTime("0.5ep");
+  auto recorder = std::make_unique<Recorder>();
+  recorder->evaluatedAt = &evaluatedAt;
+  config.callbacks.push_back(std::move(recorder));
+  Trainer trainer(std::move(config));
+  trainer.fit();
+  EXPECT_EQ(evaluatedAt, (std::vector<int64_t>{4, 8, 12, 16}));
+}
+
 TEST(TrainerTest, EvaluatesWithEmaAndEndsWithTheAverage) {
   // The average, computed here from the training weights each BATCH_END
   // leaves: smoothing 2^(-1/4) per batch from the weights at FIT_START.
