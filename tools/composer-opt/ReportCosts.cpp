@@ -667,6 +667,19 @@ LogicalResult CostReporter::run(StringRef outputPath) {
       names.push_back(entry.getKey().str());
   llvm::sort(names);
   std::vector<std::string> pipelines;
+  auto addVariant = [&](StringRef name, StringRef kind, unsigned sites,
+                        OwningOpRef<ModuleOp> module,
+                        OwningOpRef<ModuleOp> counted,
+                        OwningOpRef<ModuleOp> exportable) {
+    Variant variant;
+    variant.name = name.str();
+    variant.kind = kind;
+    variant.sites = sites;
+    variant.module = std::move(module);
+    variant.counted = std::move(counted);
+    variant.exportable = std::move(exportable);
+    variants.push_back(std::move(variant));
+  };
   for (const std::string &name : names) {
     if (PassPipelineInfo::lookup(name)) {
       pipelines.push_back(name);
@@ -701,14 +714,8 @@ LogicalResult CostReporter::run(StringRef outputPath) {
       notApplicable.push_back(name);
       continue;
     }
-    Variant variant;
-    variant.name = name;
-    variant.kind = "pass";
-    variant.sites = sites;
-    variant.module = std::move(module);
-    variant.counted = std::move(counted);
-    variant.exportable = std::move(exportable);
-    variants.push_back(std::move(variant));
+    addVariant(name, "pass", sites, std::move(module), std::move(counted),
+               std::move(exportable));
   }
   for (const std::string &name : pipelines) {
     unsigned sites = 0;
@@ -728,14 +735,8 @@ LogicalResult CostReporter::run(StringRef outputPath) {
       failures.emplace_back(name, reason);
       continue;
     }
-    Variant variant;
-    variant.name = name;
-    variant.kind = "pipeline";
-    variant.sites = sites;
-    variant.module = std::move(module);
-    variant.counted = std::move(counted);
-    variant.exportable = std::move(exportable);
-    variants.push_back(std::move(variant));
+    addVariant(name, "pipeline", sites, std::move(module), std::move(counted),
+               std::move(exportable));
   }
   for (Variant &variant : llvm::drop_begin(variants)) {
     compareState(variant);
