@@ -310,22 +310,37 @@ TEST(TrainerTest, NanLossStopsWithTheLastGoodCheckpoint) {
   }
 }
 
-TEST(TrainerTest, LanguageModelLearnsATokenStream) {
-  // A bigram model over a token stream that always counts up mod 16: [B, T,
-  // V] logits against [B, T] next tokens, and time in tokens.
-  torch::manual_seed(0);
+/// A bigram language model: each token's logits are its row of `table`.
+torch::jit::Module makeBigram(const torch::Tensor &table) {
   torch::jit::Module model("Bigram");
-  model.register_parameter(
-      "table", (torch::randn({16, 16}) * 0.1).requires_grad_(), false);
+  model.register_parameter("table", table.requires_grad_(), false);
   model.define(R"(
     def forward(self, tokens):
         return torch.embedding(self.table, tokens)
   )");
-  auto dataset = std::make_shared<Dataset>();
-  torch::Tensor stream = torch::arange(0, 64 * 9 + 1, torch::kLong) % 16;
-  dataset->inputs = stream.narrow(0, 0, 64 * 8).view({64, 8});
-  dataset->targets = stream.narrow(0, 1, 64 * 8).view({64, 8});
-  dataset->tokensPerSample = 8;
+  return model;
+}
+
+/// `samples` sequences of `length` tokens from `stream`, each target the
+/// next token.
+Dataset nextTokenDataset(const torch::Tensor &stream, int64_t samples,
+                         int64_t length) {
+  Dataset dataset;
+  dataset.inputs =
+      stream.narrow(0, 0, samples * length).view({samples, length});
+  dataset.targets =
+      stream.narrow(0, 1, samples * length).view({samples, length});
+  dataset.tokensPerSample = length;
+  return dataset;
+}
+
+TEST(TrainerTest, LanguageModelLearnsATokenStream) {
+  // A bigram model over a token stream that always counts up mod 16: [B, T,
+  // V] logits against [B, T] next tokens, and time in tokens.
+  torch::manual_seed(0);
+  torch::jit::Module model = makeBigram(torch::randn({16, 16}) * 0.1);
+  auto dataset = std::make_shared<Dataset>(
+      nextTokenDataset(torch::arange(0, 64 * 9 + 1, torch::kLong) % 16, 64, 8));
   TrainerConfig config;
   config.model = model;
   config.trainLoader = std::make_shared<DataLoader>(
@@ -578,18 +593,9 @@ TEST(TrainerTest, LanguageModelPerplexityIsExpOfThePerTokenLoss) {
   // per-token cross entropy computed here from log-softmax. A classifier
   // gets no perplexity.
   torch::manual_seed(4);
-  torch::jit::Module model("Bigram");
-  model.register_parameter("table", torch::randn({16, 16}).requires_grad_(),
-                           false);
-  model.define(R"(
-    def forward(self, tokens):
-        return torch.embedding(self.table, tokens)
-  )");
-  auto dataset = std::make_shared<Dataset>();
-  torch::Tensor stream = torch::randint(0, 16, {5 * 7 + 1}, torch::kLong);
-  dataset->inputs = stream.narrow(0, 0, 5 * 7).view({5, 7});
-  dataset->targets = stream.narrow(0, 1, 5 * 7).view({5, 7});
-  dataset->tokensPerSample = 7;
+  torch::jit::Module model = makeBigram(torch::randn({16, 16}));
+  auto dataset = std::make_shared<Dataset>(
+      nextTokenDataset(torch::randint(0, 16, {5 * 7 + 1}, torch::kLong), 5, 7));
   TrainerConfig config;
   config.model = model;
   config.trainLoader = std::make_shared<DataLoader>(
