@@ -13,32 +13,46 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "composer/Runtime/Trainer.h"
+#include "composer/Runtime/ProcessSettings.h"
+
+#include <ATen/Context.h>
+
+#include <cstdlib>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
 
-namespace composer::runtime {
+namespace {
 
-bool retainFreedHostMemory() {
+void retainFreedHostMemory() {
 #if defined(__GLIBC__)
   // Blocks below the threshold come from the heap instead of fresh mmaps;
   // glibc caps it at 32 MiB on 64-bit. The heap is trimmed only past 1 GiB
   // of free memory at its top.
-  bool ok = mallopt(M_MMAP_THRESHOLD, 32 << 20) == 1;
-  ok &= mallopt(M_TRIM_THRESHOLD, 1 << 30) == 1;
-  ok &= mallopt(M_TOP_PAD, 64 << 20) == 1;
-  return ok;
-#else
-  return false;
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TOP_PAD, 64 << 20);
 #endif
 }
 
-bool flushDenormals() {
+void flushDenormals() {
   // Threads inherit the floating-point environment of the thread that
-  // creates them, so this reaches the OpenMP pool if it runs first.
-  return at::globalContext().setFlushDenormal(true);
+  // creates them, so this reaches the OpenMP pool if it runs first. A CPU
+  // that cannot flush computes as before.
+  at::globalContext().setFlushDenormal(true);
 }
 
-} // namespace composer::runtime
+} // namespace
+
+void composer::runtime::applyTrainingProcessSettings() {
+  retainFreedHostMemory();
+  if (!std::getenv("COMPOSER_KEEP_DENORMALS"))
+    flushDenormals();
+}
+
+/// For tools that load the runtime on demand (composer-opt's step timing).
+extern "C" __attribute__((visibility("default"))) void
+composerApplyTrainingProcessSettings() {
+  composer::runtime::applyTrainingProcessSettings();
+}

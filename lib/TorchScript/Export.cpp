@@ -10,19 +10,13 @@
 
 #include "Conversion.h"
 #include "Import.h"
+#include "RuntimeLibrary.h"
 #include "State.h"
 
 #include "mlir/IR/Diagnostics.h"
-#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/TypeSwitch.h"
-#include "llvm/Support/DynamicLibrary.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/Process.h"
 
 #include <torch/csrc/jit/runtime/operator.h>
-
-#include <dlfcn.h>
 
 using namespace mlir;
 using namespace composer;
@@ -205,23 +199,6 @@ LogicalResult Exporter::setNodeAttribute(jit::Node *node, NamedAttribute attr,
   return success();
 }
 
-/// libComposerRuntime beside this library, or $COMPOSER_RUNTIME_LIBRARY.
-std::string runtimeLibraryPath() {
-  if (std::optional<std::string> fromEnv =
-          llvm::sys::Process::GetEnv("COMPOSER_RUNTIME_LIBRARY"))
-    return *fromEnv;
-  Dl_info info;
-  if (!dladdr(reinterpret_cast<void *>(&runtimeLibraryPath), &info) ||
-      !info.dli_fname)
-    return "libComposerRuntime.so";
-  SmallString<256> path;
-  if (llvm::sys::fs::real_path(info.dli_fname, path))
-    path = info.dli_fname;
-  llvm::sys::path::remove_filename(path);
-  llvm::sys::path::append(path, "libComposerRuntime.so");
-  return std::string(path);
-}
-
 /// Saving a node needs its operator's schema. The composer:: runtime
 /// operators (composer-lower-to-runtime) register theirs in
 /// libComposerRuntime, which is loaded here at the first such node, so that
@@ -230,16 +207,15 @@ LogicalResult requireRuntimeOperator(StringRef kind, Location loc) {
   jit::Symbol symbol = jit::Symbol::fromQualString(kind.str());
   if (!jit::getAllOperatorsFor(symbol).empty())
     return success();
-  std::string path = runtimeLibraryPath();
   std::string error;
-  if (!llvm::sys::DynamicLibrary::getPermanentLibrary(path.c_str(), &error)
-           .isValid())
+  if (!loadRuntimeLibrary(error).isValid())
     return emitError(loc, "cannot export ")
-           << kind << ": loading the runtime library '" << path
+           << kind << ": loading the runtime library '" << runtimeLibraryPath()
            << "' failed: " << error;
   if (jit::getAllOperatorsFor(symbol).empty())
-    return emitError(loc, "cannot export ") << kind << ": the runtime library '"
-                                            << path << "' has no such operator";
+    return emitError(loc, "cannot export ")
+           << kind << ": the runtime library '" << runtimeLibraryPath()
+           << "' has no such operator";
   return success();
 }
 
@@ -324,8 +300,8 @@ LogicalResult Exporter::exportOp(Operation *op) {
         // Tensor?; a read of one is a tensor, which ops without an optional
         // overload (the casts a pass adds) need.
         if (auto optional = (*value)->type()->cast<c10::OptionalType>())
-          *value = graph->insertUncheckedCast(*value,
-                                              optional->getElementType());
+          *value =
+              graph->insertUncheckedCast(*value, optional->getElementType());
         values[read] = *value;
         return success();
       })

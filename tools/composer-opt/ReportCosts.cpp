@@ -436,7 +436,7 @@ void CostReporter::measure(Variant &variant) {
       return success();
     });
     if (failed(io.write(*exported, tempPath, ModelFormat::TorchScript,
-                        LowerTo::Aten))) {
+                        options.lowerTo))) {
       variant.noTime = "export failed: " + firstError;
       return;
     }
@@ -495,7 +495,10 @@ void CostReporter::printText(llvm::raw_ostream &os) {
      << " --input-spec=" << llvm::join(options.inputSpecs, ",") << "\n";
   os << "training step: forward, mean of the output, backward; "
      << options.warmupSteps << " warm-up + " << options.timedSteps
-     << " timed steps, median\n";
+     << " timed steps, median; method ops lowered to "
+     << (options.lowerTo == LowerTo::Runtime ? "composer:: runtime ops"
+                                             : "aten")
+     << "\n";
   os << "peak: " << llvm::format("%.1f", peak.fp32) << " GFLOP/s fp32, "
      << llvm::format("%.1f", peak.bf16) << " bf16: " << peak.how << "\n\n";
   const char *kRow = "%-34s %5s %16s %16s %11s %6s %9s %6s %6s  %s\n";
@@ -603,6 +606,7 @@ void CostReporter::printJson(llvm::raw_ostream &os) {
       {"input_specs", llvm::json::Array(options.inputSpecs)},
       {"warmup_steps", options.warmupSteps},
       {"timed_steps", options.timedSteps},
+      {"lower_to", options.lowerTo == LowerTo::Runtime ? "runtime" : "aten"},
       {"peak_gflops", llvm::json::Object{{"fp32", peak.fp32},
                                          {"bf16", peak.bf16},
                                          {"how", peak.how}}},

@@ -12,6 +12,8 @@
 #ifndef COMPOSER_OPT_REPORTCOSTS_H
 #define COMPOSER_OPT_REPORTCOSTS_H
 
+#include "composer/API/ModelIO.h"
+
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/StringRef.h"
@@ -29,6 +31,9 @@ struct CostReportOptions {
   uint64_t maxOps = 0;
   unsigned warmupSteps = 3;
   unsigned timedSteps = 5;
+  /// How the timed models lower method ops: aten (the default, also for
+  /// None) or the fused composer:: runtime ops.
+  LowerTo lowerTo = LowerTo::Aten;
   /// The --peak-gflops text, empty for the table's value.
   std::string peakGflops;
 };

@@ -227,6 +227,8 @@ int main(int argc, char **argv) {
     options.maxOps = maxOps;
     options.warmupSteps = reportWarmupSteps;
     options.timedSteps = reportTimedSteps;
+    options.lowerTo =
+        lowerTo == LowerTo::Runtime ? LowerTo::Runtime : LowerTo::Aten;
     options.peakGflops = peakGflops;
     return failed(reportCosts(context, inputFilename, outputFilename, options))
                ? 1

@@ -10,6 +10,7 @@
 #include "Launcher.h"
 #include "Recipe.h"
 
+#include "composer/Runtime/ProcessSettings.h"
 #include "composer/Runtime/Trainer.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -68,9 +69,7 @@ int main(int argc, char **argv) {
   InitLLVM initLLVM(argc, argv);
   // Before any thread starts: a training process reuses the same buffers
   // every step, and must not slow down on denormals.
-  composer::runtime::retainFreedHostMemory();
-  if (!getenv("COMPOSER_KEEP_DENORMALS"))
-    composer::runtime::flushDenormals();
+  composer::runtime::applyTrainingProcessSettings();
   cl::HideUnrelatedOptions({&trainCategory, &launchCategory});
   cl::ParseCommandLineOptions(
       argc, argv,

@@ -139,15 +139,6 @@ private:
   std::vector<std::string> warnings_;
 };
 
-/// Makes glibc keep freed host memory mapped (process-wide), so training
-/// steps stop paying page faults for buffers the previous step freed.
-/// Returns false where the allocator does not support it.
-bool retainFreedHostMemory();
-
-/// Flushes denormal floats to zero on this thread and the threads it starts
-/// from now on. Returns false where the CPU cannot.
-bool flushDenormals();
-
 /// The model's output as one tensor: the first element of a tuple or list.
 torch::Tensor outputTensor(const c10::IValue &output);
 
