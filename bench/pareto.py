@@ -24,6 +24,7 @@ invocation.
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -87,7 +88,12 @@ VARIANTS = [
     ("mild", "pipeline", ["--composer-mild"], PLAIN, []),
     ("medium", "pipeline", ["--composer-medium"], PLAIN, []),
     ("hot", "pipeline", ["--composer-hot"], PLAIN, []),
+    ("medium (cpu)", "pipeline", ["--composer-medium=device=cpu"], PLAIN, []),
+    ("hot (cpu)", "pipeline", ["--composer-hot=device=cpu"], PLAIN, []),
     ("fashion-mnist-fast", "recipe", None, FAST, []),
+    # The fast recipe with the compiler's bf16 instead of autocast's.
+    ("fashion-mnist-fast (bf16 pass)", "recipe",
+     ["--composer-mixed-precision"], FAST, ["precision=fp32"]),
 ]
 
 COLOURS = {"baseline": "black", "algorithm": "tab:blue",
@@ -95,10 +101,15 @@ COLOURS = {"baseline": "black", "algorithm": "tab:blue",
            "pipeline": "tab:red", "recipe": "tab:green"}
 
 
+def file_stem(name):
+    """A file name per variant: "medium (cpu)" -> "medium_cpu_"."""
+    return re.sub(r"\W+", "_", name)
+
+
 def prepare_model(exported, options, args, tmp, name):
     if options is None:
         return exported
-    path = os.path.join(tmp, name.split()[0] + ".pt")
+    path = os.path.join(tmp, file_stem(name) + ".pt")
     done = subprocess.run([os.path.join(args.bin, "composer-opt"), exported,
                            *options, "-o", path], stderr=subprocess.PIPE,
                           text=True)
@@ -111,7 +122,7 @@ def prepare_model(exported, options, args, tmp, name):
 def train(name, model, recipe, overrides, args, tmp):
     # No checkpoints: writing them is not training time, but it slows the
     # run down.
-    jsonl = os.path.join(tmp, name.split()[0] + ".jsonl")
+    jsonl = os.path.join(tmp, file_stem(name) + ".jsonl")
     common = [f"model={model}", "save_folder=", f"loggers.jsonl={jsonl}",
               "loggers.tensorboard=", "loggers.progress_bar=false",
               f"eval_interval={args.eval_interval}"]

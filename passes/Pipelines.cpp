@@ -2,22 +2,55 @@
 //
 // Recipes users call by name, like mlir-opt's registered pipelines:
 //   composer-opt model.pt --composer-mild -o fast.pt
+//   composer-opt model.pt --composer-medium=device=cpu -o fast.pt
 //
 //===----------------------------------------------------------------------===//
 
 #include "composer/Passes/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
 
 using namespace mlir;
 using namespace composer;
 
+namespace {
+
+enum class TrainingDevice { Cuda, Cpu };
+
+struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
+  Option<TrainingDevice> device{
+      *this, "device",
+      llvm::cl::desc("Where the model trains: the recipe leaves out the "
+                     "methods that cancel another's gain there"),
+      llvm::cl::init(TrainingDevice::Cuda),
+      llvm::cl::values(
+          clEnumValN(TrainingDevice::Cuda, "cuda",
+                     "Composer's recipe as published (tensor-core GPUs)"),
+          clEnumValN(TrainingDevice::Cpu, "cpu",
+                     "no channels-last beside mixed precision: LibTorch's "
+                     "CPU bf16 convolutions lose in NHWC what bf16 gains"))};
+};
+
+} // namespace
+
 /// Each recipe is the one before it plus its own methods; mixed precision
 /// stays last, so that it gives the methods' ops their autocast dtype.
-static void addMildPasses(OpPassManager &pm) {
+static void addMildPasses(OpPassManager &pm, bool channelsLast = true) {
   pm.addPass(createBlurPool());
-  pm.addPass(createChannelsLast());
+  if (channelsLast)
+    pm.addPass(createChannelsLast());
+}
+
+/// The mild methods, then `addMethods`, then mixed precision.
+static void addMixedPrecisionRecipe(
+    OpPassManager &pm, const PipelineOptions &options,
+    llvm::function_ref<void(OpPassManager &)> addMethods = {}) {
+  addMildPasses(pm, options.device == TrainingDevice::Cuda);
+  if (addMethods)
+    addMethods(pm);
+  pm.addPass(createMixedPrecision());
 }
 
 static void addHotMethods(OpPassManager &pm) {
@@ -29,25 +62,22 @@ static void addHotMethods(OpPassManager &pm) {
 }
 
 void composer::registerComposerPipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<PipelineOptions>(
       "composer-mild",
       "Composer's mild recipe, graph part: BlurPool and channels-last",
-      addMildPasses);
-  PassPipelineRegistration<>(
+      [](OpPassManager &pm, const PipelineOptions &) { addMildPasses(pm); });
+  PassPipelineRegistration<PipelineOptions>(
       "composer-medium",
       "Composer's medium recipe, graph part, with its bf16 precision: "
-      "BlurPool, channels-last and mixed precision",
-      [](OpPassManager &pm) {
-        addMildPasses(pm);
-        pm.addPass(createMixedPrecision());
+      "BlurPool, channels-last (not on cpu) and mixed precision",
+      [](OpPassManager &pm, const PipelineOptions &options) {
+        addMixedPrecisionRecipe(pm, options);
       });
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<PipelineOptions>(
       "composer-hot",
       "Composer's hot recipe, graph part: the medium one with stochastic "
       "depth (sample mode, drop rate 0.1, linear)",
-      [](OpPassManager &pm) {
-        addMildPasses(pm);
-        addHotMethods(pm);
-        pm.addPass(createMixedPrecision());
+      [](OpPassManager &pm, const PipelineOptions &options) {
+        addMixedPrecisionRecipe(pm, options, addHotMethods);
       });
 }
