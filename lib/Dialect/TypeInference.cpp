@@ -8,6 +8,8 @@
 
 #include "composer/Dialect/Composer.h"
 
+#include "llvm/ADT/StringSet.h"
+
 using namespace mlir;
 using namespace composer;
 
@@ -211,6 +213,53 @@ TorchTensorType composer::inferElementwiseResultType(Operation *op) {
 //===----------------------------------------------------------------------===//
 // Per-op rules
 //===----------------------------------------------------------------------===//
+
+/// Node kinds the dialect has no typed op for whose result has operand 0's
+/// shape and dtype, whatever their scalar operands.
+static bool preservesShapeAndDtype(StringRef kind) {
+  static const llvm::StringSet<> kinds = {
+      // Activations.
+      "aten::hardtanh", "aten::relu6", "aten::hardswish", "aten::hardsigmoid",
+      "aten::silu", "aten::mish", "aten::leaky_relu", "aten::elu", "aten::selu",
+      "aten::celu", "aten::gelu", "aten::softplus", "aten::threshold",
+      "aten::hardshrink", "aten::softshrink", "aten::tanhshrink",
+      "aten::log_sigmoid", "aten::sigmoid", "aten::tanh", "aten::relu",
+      // Regularization, clamps, copies.
+      "aten::dropout", "aten::feature_dropout", "aten::alpha_dropout",
+      "aten::feature_alpha_dropout", "aten::clamp", "aten::clamp_min",
+      "aten::clamp_max", "aten::clone", "aten::detach",
+      // Unary math.
+      "aten::neg", "aten::abs", "aten::exp", "aten::log", "aten::sqrt",
+      "aten::rsqrt", "aten::reciprocal", "aten::sin", "aten::cos", "aten::erf",
+      "aten::square", "aten::sign", "aten::floor", "aten::ceil", "aten::round",
+      "aten::trunc", "aten::frac"};
+  // In-place ops write into operand 0 and return it, except those that
+  // change its metadata.
+  static const llvm::StringSet<> reshapingInPlace = {
+      "aten::resize_",    "aten::resize_as_", "aten::set_", "aten::squeeze_",
+      "aten::unsqueeze_", "aten::transpose_", "aten::t_",   "aten::as_strided_",
+      "aten::swapaxes_",  "aten::swapdims_"};
+  kind = kind.split('.').first; // The overload does not matter.
+  if (kind.starts_with("aten::") && kind.ends_with("_") &&
+      !kind.ends_with("__"))
+    return !reshapingInPlace.contains(kind);
+  return kinds.contains(kind);
+}
+
+TorchTensorType GenericOp::inferResultType(SymbolTableCollection &) {
+  if (getNumResults() != 1 || getOperands().empty() ||
+      !isa<TorchTensorType>(getOperand(0).getType()))
+    return nullptr;
+  StringRef kind = getKind().split('.').first;
+  // Out of place, a second tensor (clamp's Tensor bounds) would broadcast.
+  bool inPlace = kind.ends_with("_");
+  if (!preservesShapeAndDtype(kind) ||
+      (!inPlace && llvm::any_of(getOperands().drop_front(), [](Value v) {
+        return isa<TorchTensorType>(v.getType());
+      })))
+    return nullptr;
+  return Shape::of(getOperand(0)).toType(getContext());
+}
 
 TorchTensorType GetParamOp::inferResultType(SymbolTableCollection &symbols) {
   return getDeclaredType(symbols);

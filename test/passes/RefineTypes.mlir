@@ -293,23 +293,53 @@ module @convolution_cat {
 // -----
 
 // Nothing refined: a warning instead of a remark, with one note per skip
-// reason at its first site.
+// reason at its first site. nonzero's size depends on the data; clamp with
+// tensor bounds broadcasts.
 
 // CHECK-LABEL: module @nothing_refined
 // CHECK: func.func @forward(%{{.*}}: !composer.tensor<1x3x32x32xf32>) -> !composer.tensor
-// CHECK: composer.op "aten::neg"(%{{.*}}) : (!composer.tensor<1x3x32x32xf32>) -> !composer.tensor
-// CHECK: composer.op "aten::tanh"(%{{.*}}) : (!composer.tensor) -> !composer.tensor
-// CHECK: composer.op "aten::neg"(%{{.*}}) : (!composer.tensor) -> !composer.tensor
+// CHECK: composer.op "aten::nonzero"(%{{.*}}) : (!composer.tensor<1x3x32x32xf32>) -> !composer.tensor
+// CHECK: composer.op "aten::clamp.Tensor"(%{{.*}}, %{{.*}}, %{{.*}}) : (!composer.tensor<1x3x32x32xf32>, !composer.tensor, !composer.none) -> !composer.tensor
+// CHECK: composer.op "aten::nonzero"(%{{.*}}) : (!composer.tensor) -> !composer.tensor
 
 // expected-warning@+1 {{composer-refine-types: 0 tensor results fully refined, 3 skipped}}
 module @nothing_refined {
   func.func @forward(%x: !composer.tensor) -> !composer.tensor {
-    // expected-note@+1 {{2 skipped: no shape rule for composer.op "aten::neg"}}
-    %0 = composer.op "aten::neg"(%x) : (!composer.tensor) -> !composer.tensor
-    // expected-note@+1 {{1 skipped: no shape rule for composer.op "aten::tanh"}}
-    %1 = composer.op "aten::tanh"(%0) : (!composer.tensor) -> !composer.tensor
-    %2 = composer.op "aten::neg"(%1) : (!composer.tensor) -> !composer.tensor
+    %none = composer.constant(none) : !composer.none
+    // expected-note@+1 {{2 skipped: no shape rule for composer.op "aten::nonzero"}}
+    %0 = composer.op "aten::nonzero"(%x) : (!composer.tensor) -> !composer.tensor
+    // expected-note@+1 {{1 skipped: no shape rule for composer.op "aten::clamp.Tensor"}}
+    %1 = composer.op "aten::clamp.Tensor"(%x, %0, %none) : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %2 = composer.op "aten::nonzero"(%1) : (!composer.tensor) -> !composer.tensor
     return %2 : !composer.tensor
+  }
+}
+
+// -----
+
+// Generic nodes that keep their input's shape and dtype (MobileNetV2's
+// relu6 is aten::hardtanh_), in place or not, whatever their scalar
+// operands: the convolution after them gets its size.
+
+// CHECK-LABEL: module @generic_same_shape
+// CHECK: %[[T:.*]] = composer.op "aten::hardtanh_"(%{{.*}}, %{{.*}}, %{{.*}}) : (!composer.tensor<1x3x32x32xf32>, !composer.float, !composer.float) -> !composer.tensor<1x3x32x32xf32>
+// CHECK: %[[D:.*]] = composer.op "aten::dropout"(%[[T]], %{{.*}}, %{{.*}}) : (!composer.tensor<1x3x32x32xf32>, !composer.float, !composer.bool) -> !composer.tensor<1x3x32x32xf32>
+// CHECK: composer.conv2d %[[D]], {{.*}} -> !composer.tensor<1x8x32x32xf32>
+
+// expected-remark@+1 {{composer-refine-types: 4 tensor results fully refined, 0 skipped}}
+module @generic_same_shape {
+  composer.parameter @conv.weight : !composer.tensor<8x3x3x3xf32>
+  func.func @forward(%x: !composer.tensor) -> !composer.tensor {
+    %none = composer.constant(none) : !composer.none
+    %lo = composer.constant(0.0) : !composer.float
+    %hi = composer.constant(6.0) : !composer.float
+    %p = composer.constant(0.1) : !composer.float
+    %train = composer.constant(true) : !composer.bool
+    %t = composer.op "aten::hardtanh_"(%x, %lo, %hi) : (!composer.tensor, !composer.float, !composer.float) -> !composer.tensor
+    %d = composer.op "aten::dropout"(%t, %p, %train) : (!composer.tensor, !composer.float, !composer.bool) -> !composer.tensor
+    %w = composer.get_param @conv.weight : !composer.tensor
+    %y = composer.conv2d %d, %w, %none {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    return %y : !composer.tensor
   }
 }
 

@@ -120,11 +120,14 @@ def Composer_ConstantOp : Composer_Op<"constant", [ConstantLike, Pure]> {
   let hasFolder = 1;
 }
 
-def Composer_GenericOp : Composer_Op<"op", [Composer_OwnFlopCost]> {
+def Composer_GenericOp : Composer_Op<"op", [Composer_OwnFlopCost,
+                                            Composer_OwnTypeRule]> {
   let summary = "any TorchScript node the dialect has no typed op for";
   let description = [{
     `kind` is the node kind (`aten::size`, `prim::ListConstruct`, ...), and
-    `attrs` its node attributes. Conservatively has side effects.
+    `attrs` its node attributes. Conservatively has side effects. Its type
+    rule knows the kinds whose result has operand 0's shape and dtype
+    (activations, dropout, clamps, unary math), in place or not.
     `%n = composer.op "aten::size"(%x, %c0) : (!composer.tensor, !composer.int) -> !composer.int`
   }];
   let arguments = (ins StrAttr:$kind, Variadic<AnyType>:$operands,
