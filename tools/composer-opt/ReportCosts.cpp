@@ -186,10 +186,6 @@ struct Variant {
   StringRef kind;                // "model", "pass" or "pipeline"
   OwningOpRef<ModuleOp> module;  // After --input-spec, as composer-opt does.
   OwningOpRef<ModuleOp> counted; // FLOPs counted, if not `module`.
-  /// The same passes on the model without refined types, exported and
-  /// timed: the method lowerings (composer-lower-to-aten) fail on method
-  /// ops with refined result types; null to export `module`.
-  OwningOpRef<ModuleOp> exportable;
   unsigned sites = 0;
   unsigned paramsAdded = 0, buffersAdded = 0;
   int64_t paramElementsAdded = 0, bufferElementsAdded = 0;
@@ -278,8 +274,7 @@ private:
   OwningOpRef<ModuleOp>
   transform(function_ref<LogicalResult(OpPassManager &)> addPasses,
             function_ref<bool(StringRef)> isReporter, unsigned &sites,
-            std::string &failureReason, OwningOpRef<ModuleOp> &counted,
-            OwningOpRef<ModuleOp> &exportable);
+            std::string &failureReason, OwningOpRef<ModuleOp> &counted);
   void measure(Variant &variant);
   void compareState(Variant &variant);
   std::vector<TensorSpec> timingInputs(std::string &why);
@@ -293,9 +288,8 @@ private:
   ModelIO io;
   Location fileLoc;
   Peak peak;
-  OwningOpRef<ModuleOp> model;    // Refined.
-  OwningOpRef<ModuleOp> imported; // As read.
-  std::vector<Variant> variants;  // The model first.
+  OwningOpRef<ModuleOp> model;   // Refined.
+  std::vector<Variant> variants; // The model first.
   std::vector<std::string> notApplicable;
   std::vector<std::pair<std::string, std::string>> failures;
 };
@@ -304,8 +298,7 @@ OwningOpRef<ModuleOp>
 CostReporter::transform(function_ref<LogicalResult(OpPassManager &)> addPasses,
                         function_ref<bool(StringRef)> isReporter,
                         unsigned &sites, std::string &failureReason,
-                        OwningOpRef<ModuleOp> &counted,
-                        OwningOpRef<ModuleOp> &exportable) {
+                        OwningOpRef<ModuleOp> &counted) {
   OwningOpRef<ModuleOp> module = model->clone();
   std::string firstError;
   ScopedDiagnosticHandler capture(&context, [&](Diagnostic &diag) {
@@ -335,15 +328,6 @@ CostReporter::transform(function_ref<LogicalResult(OpPassManager &)> addPasses,
   refinePm.addPass(createRefineTypes(refine));
   if (succeeded(refinePm.run(*refined)))
     counted = std::move(refined);
-  if (isTorchScriptPath(inputPath)) {
-    // Its site reports and errors were counted above.
-    ScopedDiagnosticHandler ignore(&context,
-                                   [](Diagnostic &) { return success(); });
-    OwningOpRef<ModuleOp> plain = imported->clone();
-    PassManager plainPm(&context, ModuleOp::getOperationName());
-    if (succeeded(addPasses(plainPm)) && succeeded(plainPm.run(*plain)))
-      exportable = std::move(plain);
-  }
   return module;
 }
 
@@ -426,8 +410,7 @@ void CostReporter::measure(Variant &variant) {
   }
   llvm::FileRemover removeTemp(tempPath);
   // Export lowers method ops in place: export a copy.
-  OwningOpRef<ModuleOp> exported =
-      (variant.exportable ? *variant.exportable : *variant.module).clone();
+  OwningOpRef<ModuleOp> exported = variant.module->clone();
   std::string firstError;
   {
     ScopedDiagnosticHandler capture(&context, [&](Diagnostic &diag) {
@@ -649,7 +632,6 @@ LogicalResult CostReporter::run(StringRef outputPath) {
     RefineTypesOptions refine;
     refine.inputSpecs = options.inputSpecs;
     pm.addPass(createRefineTypes(refine));
-    imported = read->clone();
     if (failed(pm.run(*read)))
       return failure();
   }
@@ -659,7 +641,6 @@ LogicalResult CostReporter::run(StringRef outputPath) {
   base.name = "model";
   base.kind = "model";
   base.module = model->clone();
-  base.exportable = imported->clone();
   measure(base);
   variants.push_back(std::move(base));
 
@@ -673,15 +654,13 @@ LogicalResult CostReporter::run(StringRef outputPath) {
   std::vector<std::string> pipelines;
   auto addVariant = [&](StringRef name, StringRef kind, unsigned sites,
                         OwningOpRef<ModuleOp> module,
-                        OwningOpRef<ModuleOp> counted,
-                        OwningOpRef<ModuleOp> exportable) {
+                        OwningOpRef<ModuleOp> counted) {
     Variant variant;
     variant.name = name.str();
     variant.kind = kind;
     variant.sites = sites;
     variant.module = std::move(module);
     variant.counted = std::move(counted);
-    variant.exportable = std::move(exportable);
     variants.push_back(std::move(variant));
   };
   for (const std::string &name : names) {
@@ -695,7 +674,7 @@ LogicalResult CostReporter::run(StringRef outputPath) {
     unsigned sites = 0;
     bool reported = false;
     std::string reason;
-    OwningOpRef<ModuleOp> counted, exportable;
+    OwningOpRef<ModuleOp> counted;
     OwningOpRef<ModuleOp> module = transform(
         [&](OpPassManager &pm) {
           return info->addToPipeline(pm, "",
@@ -706,7 +685,7 @@ LogicalResult CostReporter::run(StringRef outputPath) {
           reported |= match;
           return match;
         },
-        sites, reason, counted, exportable);
+        sites, reason, counted);
     if (!module) {
       if (reported)
         failures.emplace_back(name, reason);
@@ -718,8 +697,7 @@ LogicalResult CostReporter::run(StringRef outputPath) {
       notApplicable.push_back(name);
       continue;
     }
-    addVariant(name, "pass", sites, std::move(module), std::move(counted),
-               std::move(exportable));
+    addVariant(name, "pass", sites, std::move(module), std::move(counted));
   }
   // Each pipeline as published, and built for the CPU the steps are timed
   // on where it takes a device and that changes its passes.
@@ -748,7 +726,7 @@ LogicalResult CostReporter::run(StringRef outputPath) {
         label += "{" + pipelineOptions.str() + "}";
       unsigned sites = 0;
       std::string reason;
-      OwningOpRef<ModuleOp> counted, exportable;
+      OwningOpRef<ModuleOp> counted;
       OwningOpRef<ModuleOp> module = transform(
           [&](OpPassManager &pm) {
             return info->addToPipeline(pm, pipelineOptions,
@@ -758,13 +736,13 @@ LogicalResult CostReporter::run(StringRef outputPath) {
             return pass.starts_with("composer-") &&
                    pass != "composer-refine-types";
           },
-          sites, reason, counted, exportable);
+          sites, reason, counted);
       if (!module) {
         failures.emplace_back(label, reason);
         continue;
       }
       addVariant(label, "pipeline", sites, std::move(module),
-                 std::move(counted), std::move(exportable));
+                 std::move(counted));
     }
   }
   for (Variant &variant : llvm::drop_begin(variants)) {
@@ -773,7 +751,6 @@ LogicalResult CostReporter::run(StringRef outputPath) {
     // Keep memory for one model at a time.
     variant.module = nullptr;
     variant.counted = nullptr;
-    variant.exportable = nullptr;
   }
   // The model is timed first and again last: with both sets of samples,
   // its spread (the noise the verdicts allow for) includes any drift of
@@ -781,12 +758,10 @@ LogicalResult CostReporter::run(StringRef outputPath) {
   if (!variants.front().stepSeconds.empty()) {
     Variant again;
     again.module = model->clone();
-    again.exportable = imported->clone();
     measure(again);
     llvm::append_range(variants.front().stepSeconds, again.stepSeconds);
   }
   variants.front().module = nullptr;
-  variants.front().exportable = nullptr;
 
   return writeFileAtomically(outputPath, &context,
                              [&](StringRef, llvm::raw_ostream &os) {
