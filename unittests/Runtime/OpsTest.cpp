@@ -8,6 +8,8 @@
 
 #include "composer/Runtime/Ops.h"
 
+#include "../../runtime/ops/Kernels.h"
+
 #include <gtest/gtest.h>
 #include <torch/csrc/jit/api/compilation_unit.h>
 #include <torch/csrc/jit/frontend/resolver.h>
@@ -18,6 +20,11 @@
 #include <functional>
 
 using namespace composer::ops;
+
+namespace composer::ops::baseline {
+/// The generic loops, whatever the processor (CpuDispatch.cpp picks a build).
+const DeviceKernels &kernels();
+} // namespace composer::ops::baseline
 
 namespace {
 
@@ -91,6 +98,75 @@ TEST(OpsTest, BlurPoolMatchesDepthwiseConv) {
         expectClose(gradients(y, {x}, dy)[0], gradients(yRef, {xRef}, dy)[0],
                     dtype, "input gradient");
       }
+}
+
+/// The bits c10::BFloat16(float) gives each element of x, in NCHW order (the
+/// scalar conversion, which the kernels follow: ATen's vectorized cast
+/// writes NaN differently).
+at::Tensor roundedBf16Bits(const at::Tensor &x) {
+  at::Tensor f = x.to(at::kFloat).contiguous();
+  at::Tensor bits = at::empty(f.sizes(), at::kShort);
+  const float *src = f.data_ptr<float>();
+  int16_t *dst = bits.data_ptr<int16_t>();
+  for (int64_t i = 0; i < f.numel(); ++i)
+    dst[i] = int16_t(c10::BFloat16(src[i]).x);
+  return bits;
+}
+
+at::Tensor bf16Bits(const at::Tensor &x) {
+  return x.contiguous().view(at::kShort);
+}
+
+TEST(OpsTest, BlurStride1InBf16IsTheFloatBlurRounded) {
+  // Eighths, and a filter in sixteenths: every sum is exact in float in any
+  // order, so bf16 (accumulated in float, rounded once) must equal the fp32
+  // kernel's result rounded, and the generic loops' result (the baseline
+  // build), bit for bit, ties and NaN included. The kernels are called
+  // directly, as blur_pool2d only subsamples below 3x3. Widths cover the
+  // edge-only rows (1, 2), partial vectors (short rows), full vectors and the
+  // overlapped last one along W (NCHW); channels cover the same along C
+  // (channels_last).
+  struct Shape {
+    int64_t c, h, w;
+  };
+  const DeviceKernels &generic = baseline::kernels();
+  for (auto format : kFormats)
+    for (Shape shape :
+         {Shape{3, 4, 1}, Shape{3, 3, 2}, Shape{45, 5, 3}, Shape{5, 3, 7},
+          Shape{2, 4, 10}, Shape{13, 3, 13}, Shape{8, 1, 21}}) {
+      SCOPED_TRACE(describe(at::kBFloat16, format) + " " +
+                   std::to_string(shape.c) + "x" + std::to_string(shape.h) +
+                   "x" + std::to_string(shape.w));
+      torch::manual_seed(3);
+      std::vector<int64_t> sizes{2, shape.c, shape.h, shape.w};
+      at::Tensor filter =
+          torch::randint(-4, 5, {shape.c, 1, 3, 3}).to(at::kFloat) / 16;
+      at::Tensor values = torch::randint(-64, 65, sizes).to(at::kFloat) / 8;
+      values.view(-1)[values.numel() / 2] = NAN;
+      at::Tensor dy = torch::randint(-64, 65, sizes).to(at::kFloat) / 8;
+      at::Tensor x = values.to(at::kBFloat16).contiguous(format);
+      at::Tensor g = dy.to(at::kBFloat16).contiguous(format);
+      auto forward = [&](const DeviceKernels &k, const at::Tensor &in) {
+        return k.blur(in, filter, {1, 1});
+      };
+      auto backward = [&](const DeviceKernels &k, const at::Tensor &in) {
+        return k.blurBackward(in, filter, shape.h, shape.w, {1, 1});
+      };
+      at::Tensor y = forward(cpuKernels(), x);
+      EXPECT_TRUE(y.is_contiguous(format));
+      EXPECT_TRUE(at::equal(bf16Bits(y), roundedBf16Bits(forward(
+                                             cpuKernels(), x.to(at::kFloat)))))
+          << "output against fp32";
+      EXPECT_TRUE(at::equal(bf16Bits(y), bf16Bits(forward(generic, x))))
+          << "output against the generic loops";
+      at::Tensor dx = backward(cpuKernels(), g);
+      EXPECT_TRUE(dx.is_contiguous(format));
+      EXPECT_TRUE(at::equal(bf16Bits(dx), roundedBf16Bits(backward(
+                                              cpuKernels(), g.to(at::kFloat)))))
+          << "input gradient against fp32";
+      EXPECT_TRUE(at::equal(bf16Bits(dx), bf16Bits(backward(generic, g))))
+          << "input gradient against the generic loops";
+    }
 }
 
 TEST(OpsTest, BlurPoolSubsamplesInputsSmallerThanTheFilter) {

@@ -3,8 +3,8 @@
 // The blur (depthwise 3x3 filter, padding 1) and the max pool at stride 1
 // fused in front of it, forward and backward. NCHW goes a row at a time
 // along W (tapRowsNchw), channels_last a pixel at a time along C
-// (gatherNhwc); each pass names only where its taps read. fp32 at stride 1
-// has an AVX2 fast path.
+// (gatherNhwc); each pass names only where its taps read. fp32 and bf16 at
+// stride 1 have an AVX2 fast path.
 //
 //===----------------------------------------------------------------------===//
 
@@ -295,14 +295,18 @@ void blurGradRow(const In *dy, const MaxMap &mm, int64_t m, int64_t oh,
 }
 
 //===----------------------------------------------------------------------===//
-// Blur fast path: fp32 at stride 1 (BlurPool's blur-first form, and every
-// stride-1 backward), written with AVX2 intrinsics; other builds and cases
-// take the generic loops.
+// Blur fast path: fp32 and bf16 at stride 1 (BlurPool's blur-first form, and
+// every stride-1 backward), written with AVX2 intrinsics; other builds and
+// cases take the generic loops. Both types accumulate in float like the
+// generic loops and round once on store, so bf16 equals the float kernel's
+// result rounded.
 //===----------------------------------------------------------------------===//
 
 #ifdef __AVX2__
-/// Eight floats, or the first `count` of them.
-struct Vec {
+/// Eight elements of T as floats, or the first `count` of them.
+template <typename T> struct Vec;
+
+template <> struct Vec<float> {
   static constexpr int64_t size() { return 8; }
   static __m256i mask(int64_t count) {
     static const int32_t lanes[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
@@ -310,20 +314,74 @@ struct Vec {
     return _mm256_loadu_si256(
         reinterpret_cast<const __m256i *>(lanes + 8 - count));
   }
+  static __m256 load(const float *p) { return _mm256_loadu_ps(p); }
   static __m256 load(const float *p, int64_t count) {
-    return count == 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, mask(count));
+    return count == 8 ? load(p) : _mm256_maskload_ps(p, mask(count));
   }
+  static void store(float *p, __m256 v) { _mm256_storeu_ps(p, v); }
   static void store(float *p, __m256 v, int64_t count) {
     if (count == 8)
-      _mm256_storeu_ps(p, v);
+      store(p, v);
     else
       _mm256_maskstore_ps(p, mask(count), v);
   }
 };
 
+/// bf16 is the upper half of a float: widen and shift to load; round to
+/// nearest even as c10::BFloat16(float) does (NaN to the quiet 0x7FC0) to
+/// store. AVX2 has no 16-bit masked moves, so partial vectors go through a
+/// stack buffer.
+template <> struct Vec<c10::BFloat16> {
+  using T = c10::BFloat16;
+  static constexpr int64_t size() { return 8; }
+  static __m256 load(const T *p) {
+    __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+    return _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+  }
+  static __m256 load(const T *p, int64_t count) {
+    if (count == 8)
+      return load(p);
+    T buffer[8] = {};
+    std::copy(p, p + count, buffer);
+    return load(buffer);
+  }
+  static void store(T *p, __m256 v) {
+    __m256i bits = _mm256_castps_si256(v);
+    __m256i bias = _mm256_add_epi32(
+        _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1)),
+        _mm256_set1_epi32(0x7FFF));
+    __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(bits, bias), 16);
+    __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    rounded = _mm256_blendv_epi8(rounded, _mm256_set1_epi32(0x7FC0), nan);
+    // Every lane is below 2^16, so the saturating pack only narrows.
+    __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(rounded),
+                                      _mm256_extracti128_si256(rounded, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(p), packed);
+  }
+  static void store(T *p, __m256 v, int64_t count) {
+    if (count == 8)
+      return store(p, v);
+    T buffer[8];
+    store(buffer, v);
+    std::copy(buffer, buffer + count, p);
+  }
+};
+
+/// dst[0, count) = src[0, count) as floats.
+template <typename T> void widen(const T *src, int64_t count, float *dst) {
+  int64_t i = 0;
+  for (; i + Vec<T>::size() <= count; i += Vec<T>::size())
+    Vec<float>::store(dst + i, Vec<T>::load(src + i));
+  for (; i < count; ++i)
+    dst[i] = float(src[i]);
+}
+
 /// One output row (NCHW) from up to three input rows (null: padding).
+template <typename T>
 void blurRowStride1(const float *const rows[3], int64_t w, const float *k,
-                    float *out) {
+                    T *out) {
+  using V = Vec<float>;
   auto edge = [&](int64_t j) {
     float sum = 0;
     for (int64_t a = 0; a < 3; ++a)
@@ -332,7 +390,7 @@ void blurRowStride1(const float *const rows[3], int64_t w, const float *k,
         if (rows[a] && x >= 0 && x < w)
           sum += k[a * 3 + b] * rows[a][x];
       }
-    return sum;
+    return T(sum);
   };
   out[0] = edge(0);
   if (w == 1)
@@ -348,36 +406,59 @@ void blurRowStride1(const float *const rows[3], int64_t w, const float *k,
       if (!rows[a])
         continue;
       const float *r = rows[a] + j - 1;
-      acc = _mm256_fmadd_ps(Vec::load(r, count), taps[a * 3], acc);
-      acc = _mm256_fmadd_ps(Vec::load(r + 1, count), taps[a * 3 + 1], acc);
-      acc = _mm256_fmadd_ps(Vec::load(r + 2, count), taps[a * 3 + 2], acc);
+      acc = _mm256_fmadd_ps(V::load(r, count), taps[a * 3], acc);
+      acc = _mm256_fmadd_ps(V::load(r + 1, count), taps[a * 3 + 1], acc);
+      acc = _mm256_fmadd_ps(V::load(r + 2, count), taps[a * 3 + 2], acc);
     }
-    Vec::store(out + j, acc, count);
+    Vec<T>::store(out + j, acc, count);
   };
-  int64_t j = 1;
-  for (; j + Vec::size() <= w - 1; j += Vec::size())
-    interior(j, Vec::size());
-  if (j < w - 1)
-    interior(j, w - 1 - j);
+  int64_t j = 1, end = w - 1;
+  for (; j + V::size() <= end; j += V::size())
+    interior(j, V::size());
+  // The rest: where the row is long enough, the full vector ending at `end`
+  // (its overlap recomputed, the same), as partial ones cost more.
+  if (j < end && end - V::size() >= 1)
+    interior(end - V::size(), V::size());
+  else if (j < end)
+    interior(j, end - j);
 }
 
-at::Tensor blurStride1Float(const at::Tensor &input, const at::Tensor &filter,
-                            Layout layout) {
+template <typename T>
+at::Tensor blurStride1(const at::Tensor &input, const at::Tensor &filter,
+                       Layout layout) {
+  using V = Vec<T>;
   int64_t n = input.size(0), c = input.size(1), h = input.size(2),
           w = input.size(3);
   at::Tensor out = empty4d(input.sizes(), input.options(), layout);
   at::Tensor taps = filterTaps<float>(filter, c);
-  const float *in = input.data_ptr<float>();
-  float *o = out.data_ptr<float>();
+  const T *in = input.data_ptr<T>();
+  T *o = out.data_ptr<T>();
   if (layout == Layout::NCHW) {
     const float *k = taps.data_ptr<float>();
     at::parallel_for(0, n * c * h, grainFor(w * 9), [&](int64_t b, int64_t e) {
+      // Other types are widened a row at a time, once per row rather than
+      // at each of its nine taps: a ring holds the three rows in use (input
+      // row r, of all planes, in slot r % 3).
+      std::vector<float> ring(std::is_same_v<T, float> ? 0 : 3 * w);
+      int64_t held[3] = {-1, -1, -1};
+      auto inputRow = [&](int64_t r) -> const float * {
+        if constexpr (std::is_same_v<T, float>) {
+          return in + r * w;
+        } else {
+          float *slot = ring.data() + (r % 3) * w;
+          if (held[r % 3] != r) {
+            widen(in + r * w, w, slot);
+            held[r % 3] = r;
+          }
+          return slot;
+        }
+      };
       for (int64_t idx = b; idx < e; ++idx) {
         int64_t plane = idx / h, i = idx % h;
         const float *rows[3];
         for (int64_t a = 0; a < 3; ++a) {
           int64_t y = i + a - 1;
-          rows[a] = y >= 0 && y < h ? in + (plane * h + y) * w : nullptr;
+          rows[a] = y >= 0 && y < h ? inputRow(plane * h + y) : nullptr;
         }
         blurRowStride1(rows, w, k + (plane % c) * 9, o + idx * w);
       }
@@ -391,15 +472,15 @@ at::Tensor blurStride1Float(const at::Tensor &input, const at::Tensor &filter,
   at::parallel_for(0, n * h, grainFor(w * c * 9), [&](int64_t b, int64_t e) {
     for (int64_t idx = b; idx < e; ++idx) {
       int64_t s = idx / h, i = idx % h;
-      const float *rows[3];
+      const T *rows[3];
       for (int64_t a = 0; a < 3; ++a) {
         int64_t y = i + a - 1;
         rows[a] = y >= 0 && y < h ? in + (s * h + y) * w * c : nullptr;
       }
-      float *dst = o + idx * w * c;
+      T *dst = o + idx * w * c;
       for (int64_t j = 0; j < w; ++j) {
         // The taps inside the image for this pixel.
-        const float *src[9];
+        const T *src[9];
         const float *tap[9];
         int count = 0;
         for (int64_t a = 0; a < 3; ++a)
@@ -412,38 +493,52 @@ at::Tensor blurStride1Float(const at::Tensor &input, const at::Tensor &filter,
           }
         // Four channel vectors at a time: independent FMA chains.
         int64_t c0 = 0;
-        for (; c0 + 4 * Vec::size() <= c; c0 += 4 * Vec::size()) {
+        for (; c0 + 4 * V::size() <= c; c0 += 4 * V::size()) {
           __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0,
                  acc3 = acc0;
           for (int t = 0; t < count; ++t) {
-            const float *p = src[t] + c0, *k = tap[t] + c0;
-            acc0 =
-                _mm256_fmadd_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(k), acc0);
-            acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(p + 8),
-                                   _mm256_loadu_ps(k + 8), acc1);
-            acc2 = _mm256_fmadd_ps(_mm256_loadu_ps(p + 16),
-                                   _mm256_loadu_ps(k + 16), acc2);
-            acc3 = _mm256_fmadd_ps(_mm256_loadu_ps(p + 24),
-                                   _mm256_loadu_ps(k + 24), acc3);
+            const T *p = src[t] + c0;
+            const float *k = tap[t] + c0;
+            acc0 = _mm256_fmadd_ps(V::load(p), _mm256_loadu_ps(k), acc0);
+            acc1 =
+                _mm256_fmadd_ps(V::load(p + 8), _mm256_loadu_ps(k + 8), acc1);
+            acc2 =
+                _mm256_fmadd_ps(V::load(p + 16), _mm256_loadu_ps(k + 16), acc2);
+            acc3 =
+                _mm256_fmadd_ps(V::load(p + 24), _mm256_loadu_ps(k + 24), acc3);
           }
-          float *d = dst + j * c + c0;
-          _mm256_storeu_ps(d, acc0);
-          _mm256_storeu_ps(d + 8, acc1);
-          _mm256_storeu_ps(d + 16, acc2);
-          _mm256_storeu_ps(d + 24, acc3);
+          T *d = dst + j * c + c0;
+          V::store(d, acc0);
+          V::store(d + 8, acc1);
+          V::store(d + 16, acc2);
+          V::store(d + 24, acc3);
         }
-        for (; c0 < c; c0 += Vec::size()) {
-          int64_t lanes = std::min<int64_t>(Vec::size(), c - c0);
+        for (; c0 < c; c0 += V::size()) {
+          // As along W: a last partial vector ends at c instead where C
+          // allows.
+          if (c - c0 < V::size() && c >= V::size())
+            c0 = c - V::size();
+          int64_t lanes = std::min<int64_t>(V::size(), c - c0);
           __m256 acc = _mm256_setzero_ps();
           for (int t = 0; t < count; ++t)
-            acc = _mm256_fmadd_ps(Vec::load(src[t] + c0, lanes),
-                                  Vec::load(tap[t] + c0, lanes), acc);
-          Vec::store(dst + j * c + c0, acc, lanes);
+            acc = _mm256_fmadd_ps(V::load(src[t] + c0, lanes),
+                                  Vec<float>::load(tap[t] + c0, lanes), acc);
+          V::store(dst + j * c + c0, acc, lanes);
         }
       }
     }
   });
   return out;
+}
+
+/// The stride-1 blur where the fast path takes its dtype; undefined otherwise.
+at::Tensor blurStride1Fast(const at::Tensor &input, const at::Tensor &filter,
+                           Layout layout) {
+  if (input.scalar_type() == at::kFloat)
+    return blurStride1<float>(input, filter, layout);
+  if (input.scalar_type() == at::kBFloat16)
+    return blurStride1<c10::BFloat16>(input, filter, layout);
+  return {};
 }
 #endif // __AVX2__
 
@@ -460,8 +555,9 @@ at::Tensor blur(const at::Tensor &input, const at::Tensor &filter,
           w = input.size(3);
   int64_t sh = g.strideH, sw = g.strideW;
 #ifdef __AVX2__
-  if (sh == 1 && sw == 1 && input.scalar_type() == at::kFloat)
-    return blurStride1Float(input, filter, layout);
+  if (sh == 1 && sw == 1)
+    if (at::Tensor out = blurStride1Fast(input, filter, layout); out.defined())
+      return out;
 #endif
   int64_t oh = (h - 1) / sh + 1, ow = (w - 1) / sw + 1;
   at::Tensor out = empty4d({n, c, oh, ow}, input.options(), layout);
@@ -482,8 +578,11 @@ at::Tensor blurBackward(const at::Tensor &gradOutput, const at::Tensor &filter,
   // At stride 1 the gradient is the blur of the gradient with the filter
   // turned by 180 degrees.
 #ifdef __AVX2__
-  if (sh == 1 && sw == 1 && gradOutput.scalar_type() == at::kFloat)
-    return blurStride1Float(gradOutput, filter.flip({2, 3}), layout);
+  if (sh == 1 && sw == 1)
+    if (at::Tensor dx =
+            blurStride1Fast(gradOutput, filter.flip({2, 3}), layout);
+        dx.defined())
+      return dx;
 #endif
   at::Tensor dx = empty4d({n, c, h, w}, gradOutput.options(), layout);
   blurPass(gradOutput, filter, layout, BackwardTaps{sh, oh},
