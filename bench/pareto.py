@@ -88,8 +88,6 @@ VARIANTS = [
     ("mild", "pipeline", ["--composer-mild"], PLAIN, []),
     ("medium", "pipeline", ["--composer-medium"], PLAIN, []),
     ("hot", "pipeline", ["--composer-hot"], PLAIN, []),
-    ("medium (cpu)", "pipeline", ["--composer-medium=device=cpu"], PLAIN, []),
-    ("hot (cpu)", "pipeline", ["--composer-hot=device=cpu"], PLAIN, []),
     ("fashion-mnist-fast", "recipe", None, FAST, []),
     # The fast recipe with the compiler's bf16 instead of autocast's.
     ("fashion-mnist-fast (bf16 pass)", "recipe",
@@ -102,7 +100,7 @@ COLOURS = {"baseline": "black", "algorithm": "tab:blue",
 
 
 def file_stem(name):
-    """A file name per variant: "medium (cpu)" -> "medium_cpu_"."""
+    """A file name per variant: "fast (bf16 pass)" -> "fast_bf16_pass_"."""
     return re.sub(r"\W+", "_", name)
 
 

@@ -2,10 +2,6 @@
 // RUN: composer-opt %s --composer-mild 2>/dev/null | FileCheck %s --check-prefix=MILD
 // RUN: composer-opt %s --composer-medium 2>/dev/null | FileCheck %s --check-prefix=MEDIUM
 // RUN: composer-opt %s --composer-hot 2>&1 >/dev/null | FileCheck %s --check-prefix=HOT
-// RUN: composer-opt %s --composer-medium=device=cpu 2>/dev/null | FileCheck %s --check-prefix=MEDIUM-CPU
-// RUN: composer-opt %s --pass-pipeline='builtin.module(composer-hot{device=cpu})' 2>&1 >/dev/null | FileCheck %s --check-prefix=HOT-CPU
-// RUN: composer-opt %s --composer-mild=device=cpu 2>/dev/null | FileCheck %s --check-prefix=MILD
-// RUN: not composer-opt %s --composer-medium=device=tpu 2>&1 | FileCheck %s --check-prefix=BAD-DEVICE
 // RUN: composer-opt %s --pass-pipeline-file=%S/Inputs/team-pipeline.txt 2>/dev/null | FileCheck %s --check-prefix=FILE
 // RUN: not composer-opt %s --pass-pipeline-file=%S/Inputs/bad-pipeline.txt 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not composer-opt %s --pass-pipeline-file=%t.missing 2>&1 | FileCheck %s --check-prefix=MISSING
@@ -36,21 +32,6 @@ module {
 // MEDIUM: composer.blur_pool2d
 // MEDIUM: composer.to_dtype %{{.*}} {copy = false, dtype = #composer.dtype<bf16>
 // MEDIUM: composer.conv2d
-
-// On CPU, medium leaves channels-last out: beside bf16 it costs there.
-// MEDIUM-CPU-NOT: channels_last
-// MEDIUM-CPU-LABEL: func.func @forward
-// MEDIUM-CPU: composer.blur_pool2d
-// MEDIUM-CPU: composer.to_dtype %{{.*}} {copy = false, dtype = #composer.dtype<bf16>
-// MEDIUM-CPU: composer.conv2d
-// MEDIUM-CPU-NOT: channels_last
-
-// HOT-CPU: remark: composer-blurpool:
-// HOT-CPU-NOT: composer-channels-last
-// HOT-CPU: warning: composer-stochastic-depth:
-// HOT-CPU: remark: composer-mixed-precision:
-
-// BAD-DEVICE: for the --device option: Cannot find option named 'tpu'!
 
 // composer-hot is medium with stochastic depth (no residual block here).
 // HOT: remark: composer-blurpool:

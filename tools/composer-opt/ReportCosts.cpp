@@ -699,51 +699,25 @@ LogicalResult CostReporter::run(StringRef outputPath) {
     }
     addVariant(name, "pass", sites, std::move(module), std::move(counted));
   }
-  // Each pipeline as published, and built for the CPU the steps are timed
-  // on where it takes a device and that changes its passes.
-  auto passesOf = [](const PassPipelineInfo *info,
-                     StringRef pipelineOptions) -> std::optional<std::string> {
-    OpPassManager pm;
-    if (failed(info->addToPipeline(pm, pipelineOptions,
-                                   [](const Twine &) { return failure(); })))
-      return std::nullopt;
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    pm.printAsTextualPipeline(os);
-    return text;
-  };
   for (const std::string &name : pipelines) {
-    const PassPipelineInfo *info = PassPipelineInfo::lookup(name);
-    std::optional<std::string> published = passesOf(info, "");
-    for (StringRef pipelineOptions : {"", "device=cpu"}) {
-      if (!pipelineOptions.empty()) {
-        std::optional<std::string> passes = passesOf(info, pipelineOptions);
-        if (!passes || passes == published)
-          continue;
-      }
-      std::string label = name;
-      if (!pipelineOptions.empty())
-        label += "{" + pipelineOptions.str() + "}";
-      unsigned sites = 0;
-      std::string reason;
-      OwningOpRef<ModuleOp> counted;
-      OwningOpRef<ModuleOp> module = transform(
-          [&](OpPassManager &pm) {
-            return info->addToPipeline(pm, pipelineOptions,
-                                       [](const Twine &) { return failure(); });
-          },
-          [](StringRef pass) {
-            return pass.starts_with("composer-") &&
-                   pass != "composer-refine-types";
-          },
-          sites, reason, counted);
-      if (!module) {
-        failures.emplace_back(label, reason);
-        continue;
-      }
-      addVariant(label, "pipeline", sites, std::move(module),
-                 std::move(counted));
+    unsigned sites = 0;
+    std::string reason;
+    OwningOpRef<ModuleOp> counted;
+    OwningOpRef<ModuleOp> module = transform(
+        [&](OpPassManager &pm) {
+          return PassPipelineInfo::lookup(name)->addToPipeline(
+              pm, "", [](const Twine &) { return failure(); });
+        },
+        [](StringRef pass) {
+          return pass.starts_with("composer-") &&
+                 pass != "composer-refine-types";
+        },
+        sites, reason, counted);
+    if (!module) {
+      failures.emplace_back(name, reason);
+      continue;
     }
+    addVariant(name, "pipeline", sites, std::move(module), std::move(counted));
   }
   for (Variant &variant : llvm::drop_begin(variants)) {
     compareState(variant);
