@@ -220,13 +220,24 @@ double median(std::vector<double> values) {
   return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
 }
 
-/// Relative half-spread of a sample around its median: how far one
-/// measurement may move by chance here.
-double relativeNoise(const std::vector<double> &values) {
+/// The q-quantile of `sorted`, interpolated between neighbours.
+double quantile(const std::vector<double> &sorted, double q) {
+  double at = q * (sorted.size() - 1);
+  size_t below = size_t(at);
+  if (below + 1 >= sorted.size())
+    return sorted.back();
+  return sorted[below] + (at - below) * (sorted[below + 1] - sorted[below]);
+}
+
+/// Half the interquartile range of a sample, relative to its median: how
+/// far a median may move by chance here. The middle half, so that the odd
+/// step a busy machine stretches (every run has some) does not hide a real
+/// difference as the full range would.
+double relativeNoise(std::vector<double> values) {
   if (values.size() < 2)
     return 0;
-  auto [lo, hi] = std::minmax_element(values.begin(), values.end());
-  return (*hi - *lo) / 2 / median(values);
+  std::sort(values.begin(), values.end());
+  return (quantile(values, 0.75) - quantile(values, 0.25)) / 2 / median(values);
 }
 
 /// Drops the dtype from every tensor type in @forward but its arguments'.
