@@ -197,6 +197,8 @@ struct Variant {
   bool lowPrecision = false;
   std::vector<double> stepSeconds;
   std::string noTime; // Why there is no time, when there is none.
+  /// A pipeline's passes (their arguments), in order.
+  std::vector<std::string> parts;
 };
 
 /// Sites a SiteReport remark or warning counts, if `message` is one:
@@ -292,6 +294,15 @@ private:
   void printText(llvm::raw_ostream &os);
   void printJson(llvm::raw_ostream &os);
   std::string verdict(const Variant &variant);
+  /// The measured step-time ratio to the model, if both were timed.
+  std::optional<double> timeRatio(const Variant &variant);
+  /// Noise allowed when comparing the variant's median with the model's.
+  double noise(const Variant &variant);
+  /// For a pipeline: the product of its passes' own time ratios (a pass
+  /// that changed nothing counts 1), if each was timed.
+  std::optional<double> partsTimeRatio(const Variant &pipeline);
+  /// How a pipeline's measured ratio compares with its passes' product.
+  std::string composition(const Variant &pipeline);
 
   MLIRContext &context;
   StringRef inputPath;
@@ -451,20 +462,72 @@ std::string CostReporter::verdict(const Variant &variant) {
   if (variant.stepSeconds.empty() || base.stepSeconds.empty())
     return "not measurable here (" +
            (variant.noTime.empty() ? base.noTime : variant.noTime) + ")";
-  double ratio = median(variant.stepSeconds) / median(base.stepSeconds);
-  // Two medians each within their own spread; at least 2%.
-  double noise = std::max({relativeNoise(base.stepSeconds),
-                           relativeNoise(variant.stepSeconds), 0.02});
+  double ratio = *timeRatio(variant);
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (std::abs(ratio - 1) <= noise)
+  if (std::abs(ratio - 1) <= noise(variant))
     os << "not measurable here (" << llvm::format("%+.0f%%", (ratio - 1) * 100)
-       << ", within the +-" << llvm::format("%.0f%%", noise * 100) << " noise)";
+       << ", within the +-" << llvm::format("%.0f%%", noise(variant) * 100)
+       << " noise)";
   else if (ratio < 1)
     os << "cheaper: saves " << llvm::format("%.0f%%", (1 - ratio) * 100)
        << " per step";
   else
     os << "costs " << llvm::format("%.0f%%", (ratio - 1) * 100) << " per step";
+  return text;
+}
+
+std::optional<double> CostReporter::timeRatio(const Variant &variant) {
+  const Variant &base = variants.front();
+  if (variant.stepSeconds.empty() || base.stepSeconds.empty())
+    return std::nullopt;
+  return median(variant.stepSeconds) / median(base.stepSeconds);
+}
+
+double CostReporter::noise(const Variant &variant) {
+  // Two medians each within their own spread; at least 2%.
+  return std::max({relativeNoise(variants.front().stepSeconds),
+                   relativeNoise(variant.stepSeconds), 0.02});
+}
+
+std::optional<double> CostReporter::partsTimeRatio(const Variant &pipeline) {
+  if (pipeline.parts.empty())
+    return std::nullopt;
+  double product = 1;
+  for (const std::string &part : pipeline.parts) {
+    const Variant *alone = nullptr;
+    for (const Variant &variant : variants)
+      if (variant.kind == "pass" && variant.name == part)
+        alone = &variant;
+    if (!alone)
+      continue; // Not applicable alone: it changed nothing.
+    std::optional<double> ratio = timeRatio(*alone);
+    if (!ratio)
+      return std::nullopt;
+    product *= *ratio;
+  }
+  return product;
+}
+
+std::string CostReporter::composition(const Variant &pipeline) {
+  std::optional<double> measured = timeRatio(pipeline);
+  std::optional<double> product = partsTimeRatio(pipeline);
+  if (!measured || !product)
+    return "";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << pipeline.name << " steps at " << llvm::format("%.2fx", *measured)
+     << "; its passes alone multiply to " << llvm::format("%.2fx", *product)
+     << ": ";
+  double excess = *measured / *product - 1;
+  if (std::abs(excess) <= noise(pipeline))
+    os << "they compose here";
+  else if (excess > 0)
+    os << "together they lose " << llvm::format("%.0f%%", excess * 100)
+       << " of a step to each other here";
+  else
+    os << "together they gain " << llvm::format("%.0f%%", -excess * 100)
+       << " more here";
   return text;
 }
 
@@ -503,7 +566,6 @@ void CostReporter::printText(llvm::raw_ostream &os) {
                      Text("FLOPs/step"), Text("x"), Text("step ms"), Text("x"),
                      Text("MFU"), Text("verdict"));
   double baseFlops = base.flops.total();
-  double baseTime = median(base.stepSeconds);
   for (const Variant &variant : variants) {
     std::string name =
         variant.kind == "model" ? "(model as given)" : variant.name;
@@ -518,12 +580,12 @@ void CostReporter::printText(llvm::raw_ostream &os) {
         baseFlops > 0
             ? llvm::formatv("{0:F2}", variant.flops.total() / baseFlops).str()
             : "-";
-    std::string time = "-", timeRatio = "-", mfu = "-";
+    std::string time = "-", timeX = "-", mfu = "-";
     if (!variant.stepSeconds.empty()) {
       double seconds = median(variant.stepSeconds);
       time = llvm::formatv("{0:F1}", seconds * 1e3).str();
-      if (baseTime > 0)
-        timeRatio = llvm::formatv("{0:F2}", seconds / baseTime).str();
+      if (std::optional<double> ratio = timeRatio(variant))
+        timeX = llvm::formatv("{0:F2}", *ratio).str();
       double rate = variant.flops.total() / seconds / 1e9;
       mfu = llvm::formatv("{0:F1}%",
                           100 * rate /
@@ -534,7 +596,7 @@ void CostReporter::printText(llvm::raw_ostream &os) {
         kRow, name.c_str(),
         variant.kind == "model" ? "-" : std::to_string(variant.sites).c_str(),
         params.c_str(), buffers.c_str(), flops.c_str(), flopRatio.c_str(),
-        time.c_str(), timeRatio.c_str(), mfu.c_str(), verdict(variant).c_str());
+        time.c_str(), timeX.c_str(), mfu.c_str(), verdict(variant).c_str());
   }
   for (const Variant &variant : variants) {
     if (variant.numUncounted)
@@ -546,6 +608,9 @@ void CostReporter::printText(llvm::raw_ostream &os) {
       os << "note: " << variant.name << ": " << variant.numUnknownTripCounts
          << " loops of unknown trip count counted once\n";
   }
+  for (const Variant &variant : variants)
+    if (std::string text = composition(variant); !text.empty())
+      os << "composition: " << text << "\n";
   if (!notApplicable.empty())
     os << "not applicable (no site changed): "
        << llvm::join(notApplicable, ", ") << "\n";
@@ -577,6 +642,12 @@ void CostReporter::printJson(llvm::raw_ostream &os) {
         {"precision", variant.lowPrecision ? "bf16" : "fp32"},
         {"verdict", verdict(variant)},
     };
+    if (variant.kind == "pipeline") {
+      row["passes"] = llvm::json::Array(variant.parts);
+      std::optional<double> product = partsTimeRatio(variant);
+      row["passes_time_ratio_product"] =
+          product ? llvm::json::Value(*product) : llvm::json::Value(nullptr);
+    }
     if (variant.stepSeconds.empty()) {
       row["step_seconds"] = nullptr;
       row["time_ratio"] = nullptr;
@@ -729,6 +800,11 @@ LogicalResult CostReporter::run(StringRef outputPath) {
       continue;
     }
     addVariant(name, "pipeline", sites, std::move(module), std::move(counted));
+    OpPassManager listed(ModuleOp::getOperationName());
+    if (succeeded(PassPipelineInfo::lookup(name)->addToPipeline(
+            listed, "", [](const Twine &) { return failure(); })))
+      for (Pass &pass : listed.getPasses())
+        variants.back().parts.push_back(pass.getArgument().str());
   }
   for (Variant &variant : llvm::drop_begin(variants)) {
     compareState(variant);
