@@ -4,12 +4,15 @@
 #include "composer/Runtime/Algorithms.h"
 #include "composer/Runtime/Trainer.h"
 
+#include "TrainerTestUtils.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
 using namespace composer::runtime;
+using namespace composer::runtime::testutils;
 namespace fs = std::filesystem;
 
 namespace {
@@ -36,14 +39,6 @@ torch::jit::Module makeClassifier(int64_t seed) {
         return self.head.forward(x)
   )");
   return model;
-}
-
-std::string tempDir(const std::string &name) {
-  fs::path dir =
-      fs::path(testing::TempDir()) / (name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
 }
 
 std::shared_ptr<DataLoader> syntheticLoader(int64_t samples, uint64_t seed) {
@@ -136,18 +131,7 @@ TEST(TrainerTest, ResumeIsBitIdentical) {
 
   // Crash after 13 batches (mid-epoch, between checkpoints), then resume
   // from the newest checkpoint (batch 10) in a fresh trainer.
-  struct Crash : Callback {
-    void runEvent(Event event, State &state, Logger &) override {
-      if (event == Event::BatchEnd && state.timestamp.batch == 13)
-        throw std::runtime_error("crash");
-    }
-  };
-  {
-    TrainerConfig config = baseConfig(resumedDir);
-    config.callbacks.push_back(std::make_unique<Crash>());
-    Trainer first(std::move(config));
-    EXPECT_THROW(first.fit(), std::runtime_error);
-  }
+  crashAfterBatch(baseConfig(resumedDir), 13);
   TrainerConfig config = baseConfig(resumedDir);
   config.model = makeClassifier(99); // different start: must be overwritten
   config.autoresume = true;

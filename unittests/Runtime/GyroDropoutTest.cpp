@@ -11,11 +11,14 @@
 #include "composer/Runtime/Algorithms.h"
 #include "composer/Runtime/Trainer.h"
 
+#include "TrainerTestUtils.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 using namespace composer::runtime;
+using namespace composer::runtime::testutils;
 namespace fs = std::filesystem;
 
 namespace {
@@ -128,14 +131,6 @@ TEST(GyroDropoutTest, ValidatesOptionsAndNeedsTheBuffer) {
                std::runtime_error);
 }
 
-std::string tempDir(const std::string &name) {
-  fs::path dir =
-      fs::path(testing::TempDir()) / (name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
-
 /// 3 epochs of 8 batches of 16, checkpoints every 5 batches.
 TrainerConfig gyroConfig(const std::string &folder) {
   TrainerConfig config;
@@ -193,18 +188,7 @@ TEST(GyroDropoutTest, ResumedRunContinuesCountersIndicesAndMasks) {
   // Crash after 13 batches (mid-epoch, between checkpoints), then resume
   // from the newest checkpoint (batch 10) in a fresh trainer whose model
   // has other masks.
-  struct Crash : Callback {
-    void runEvent(Event event, State &state, Logger &) override {
-      if (event == Event::BatchEnd && state.timestamp.batch == 13)
-        throw std::runtime_error("crash");
-    }
-  };
-  {
-    TrainerConfig config = gyroConfig(resumedDir);
-    config.callbacks.push_back(std::make_unique<Crash>());
-    Trainer first(std::move(config));
-    EXPECT_THROW(first.fit(), std::runtime_error);
-  }
+  crashAfterBatch(gyroConfig(resumedDir), 13);
   TrainerConfig config = gyroConfig(resumedDir);
   torch::manual_seed(99);
   bufferOf(config.model, "drop.preselect_masks").bernoulli_(0.5);

@@ -1,0 +1,52 @@
+//===- TrainerTestUtils.h - Shared scaffolding of trainer tests -*- C++ -*-===//
+//
+// Resume tests train straight through, then crash a second run mid-way and
+// resume it; these are the parts they share.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COMPOSER_UNITTESTS_RUNTIME_TRAINERTESTUTILS_H
+#define COMPOSER_UNITTESTS_RUNTIME_TRAINERTESTUTILS_H
+
+#include "composer/Runtime/Trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include <unistd.h>
+
+namespace composer::runtime::testutils {
+
+/// A fresh, empty folder for this test process.
+inline std::string tempDir(const std::string &name) {
+  std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
+                              (name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+/// Trains with `config` and throws at the end of batch `batch`, as a killed
+/// run would stop: whatever checkpoints it wrote by then stay behind.
+inline void crashAfterBatch(TrainerConfig config, int64_t batch) {
+  struct Crash : Callback {
+    int64_t batch = 0;
+    void runEvent(Event event, State &state, Logger &) override {
+      if (event == Event::BatchEnd && state.timestamp.batch == batch)
+        throw std::runtime_error("crash");
+    }
+  };
+  auto crash = std::make_unique<Crash>();
+  crash->batch = batch;
+  config.callbacks.push_back(std::move(crash));
+  Trainer first(std::move(config));
+  EXPECT_THROW(first.fit(), std::runtime_error);
+}
+
+} // namespace composer::runtime::testutils
+
+#endif // COMPOSER_UNITTESTS_RUNTIME_TRAINERTESTUTILS_H
