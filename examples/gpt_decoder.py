@@ -61,8 +61,11 @@ class DecoderBlock(nn.Module):
 
 
 class GPTDecoder(nn.Module):
+    """`gpt2_init=False` keeps PyTorch's default initialization (the
+    end-to-end tests' decoder, test/e2e_lib/models.py)."""
+
     def __init__(self, vocab=256, dim=256, heads=4, layers=4, context=256,
-                 dropout=0.0):
+                 dropout=0.0, gpt2_init=True):
         super().__init__()
         self.tok = nn.Embedding(vocab, dim)
         self.pos = nn.Embedding(context, dim)
@@ -72,6 +75,8 @@ class GPTDecoder(nn.Module):
         self.ln_f = nn.LayerNorm(dim)
         self.head = nn.Linear(dim, vocab, bias=False)
         self.head.weight = self.tok.weight
+        if not gpt2_init:
+            return
         self.apply(self._init_weights)
         for name, parameter in self.named_parameters():
             if name.endswith(("attn.proj.weight", "mlp.2.weight")):

@@ -3,11 +3,17 @@
 Run as: models.py NAME {script,trace} OUT.pt
 Writes OUT.pt (torch.jit.save) and OUT.pt.input.pt (the example input).
 """
+import os
 import sys
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "examples"))
+# CausalSelfAttention is named here too: reference.py's ALiBi finds it.
+from gpt_decoder import CausalSelfAttention, GPTDecoder  # noqa: E402,F401
 
 
 class UNet(nn.Module):
@@ -42,66 +48,16 @@ class UNet(nn.Module):
         return self.head(u1)
 
 
-class CausalSelfAttention(nn.Module):
-    def __init__(self, dim, heads, context, dropout):
-        super().__init__()
-        self.heads = heads
-        self.qkv = nn.Linear(dim, 3 * dim)
-        self.proj = nn.Linear(dim, dim)
-        self.attn_drop = nn.Dropout(dropout)
-        self.resid_drop = nn.Dropout(dropout)
-        mask = torch.tril(torch.ones(context, context, dtype=torch.bool))
-        self.register_buffer("mask", mask.view(1, 1, context, context))
-
-    def forward(self, x):
-        b, t, c = x.size()
-        q, k, v = self.qkv(x).split(c, dim=2)
-        q = q.view(b, t, self.heads, c // self.heads).transpose(1, 2)
-        k = k.view(b, t, self.heads, c // self.heads).transpose(1, 2)
-        v = v.view(b, t, self.heads, c // self.heads).transpose(1, 2)
-        att = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / (k.size(-1) ** 0.5))
-        att = att.masked_fill(~self.mask[:, :, :t, :t], float("-inf"))
-        att = self.attn_drop(F.softmax(att, dim=-1))
-        y = torch.matmul(att, v).transpose(1, 2).contiguous().view(b, t, c)
-        return self.resid_drop(self.proj(y))
-
-
-class DecoderBlock(nn.Module):
-    def __init__(self, dim, heads, context, dropout):
-        super().__init__()
-        self.ln1 = nn.LayerNorm(dim)
-        self.attn = CausalSelfAttention(dim, heads, context, dropout)
-        self.ln2 = nn.LayerNorm(dim)
-        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(),
-                                 nn.Linear(4 * dim, dim), nn.Dropout(dropout))
-
-    def forward(self, x):
-        x = x + self.attn(self.ln1(x))
-        return x + self.mlp(self.ln2(x))
-
-
-class GPT(nn.Module):
-    """A small GPT-2-style decoder: token and learned position embeddings,
-    pre-LayerNorm blocks with causal attention and a GELU MLP, dropout, and an
-    output head tied to the token embedding."""
+class GPT(GPTDecoder):
+    """The example decoder (examples/gpt_decoder.py: token and learned
+    position embeddings, pre-LayerNorm blocks with causal attention and a
+    GELU MLP, an output head tied to the token embedding) at test sizes, with
+    dropout and PyTorch's default initialization."""
 
     def __init__(self, vocab=101, dim=32, heads=4, layers=2, context=16,
                  dropout=0.1):
-        super().__init__()
-        self.tok = nn.Embedding(vocab, dim)
-        self.pos = nn.Embedding(context, dim)
-        self.drop = nn.Dropout(dropout)
-        self.blocks = nn.Sequential(
-            *[DecoderBlock(dim, heads, context, dropout) for _ in range(layers)])
-        self.ln_f = nn.LayerNorm(dim)
-        self.head = nn.Linear(dim, vocab, bias=False)
-        self.head.weight = self.tok.weight
-
-    def forward(self, idx):
-        t = idx.size(1)
-        pos = torch.arange(0, t, dtype=torch.long, device=idx.device)
-        x = self.drop(self.tok(idx) + self.pos(pos).unsqueeze(0))
-        return self.head(self.ln_f(self.blocks(x)))
+        super().__init__(vocab, dim, heads, layers, context, dropout,
+                         gpt2_init=False)
 
 
 def build(name):
