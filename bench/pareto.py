@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Training time against final accuracy for each method on Fashion-MNIST.
 
-Run from the repository root after building (about 1.5 hours on 2 cores for
+Run from the repository root after building (about 65 minutes on 2 cores for
 every variant at full length; --only and --max-duration cut it down):
     OMP_NUM_THREADS=2 /usr/bin/python3 bench/pareto.py [--out build/pareto]
         [--only NAME ...] [--max-duration 2ep] [--subset N] [--eval-subset N]

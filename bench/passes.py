@@ -8,7 +8,8 @@ Run from the repository root after building:
    of each pass and of the mild pipeline, as a ratio to bare
    torch::jit::load + save of the same file.
 2. One CPU training step of ResNet-50 (batch 8, 224x224, SGD) in PyTorch
-   (Python, Debian's torch, 2 threads): original vs the channels-last output
+   (Python, Debian's torch, 2 threads, composer-train's allocator settings):
+   original vs the channels-last output
    vs the mild pipeline output; median step time and ratios.
 """
 import argparse
@@ -37,6 +38,10 @@ PIPELINES = [
 
 STEP = r"""
 import statistics, sys, time, torch
+# As composer-train runs a step: without it glibc's page faults dominate.
+sys.path.insert(0, sys.argv[3])
+from process_settings import retain_freed_host_memory
+retain_freed_host_memory()
 torch.set_num_threads(2)
 model = torch.jit.load(sys.argv[1]).train()
 x = torch.randn(8, 3, 224, 224)
@@ -95,7 +100,8 @@ def main():
                            ("channels-last", outputs["channels-last"]),
                            ("mild", outputs["mild"])):
             result = subprocess.run(
-                ["/usr/bin/python3", "-c", STEP, path, str(args.steps)],
+                ["/usr/bin/python3", "-c", STEP, path, str(args.steps),
+                 os.path.dirname(os.path.abspath(__file__))],
                 check=True, capture_output=True, text=True)
             seconds = float(result.stdout.strip())
             original = original or seconds

@@ -69,8 +69,9 @@ echo "   checkpoints, metrics.jsonl and a TensorBoard event file: $work/fashion-
 
 echo "== Which methods pay here: training time against final accuracy"
 echo "   bench/pareto.py trains the plain recipe, each method alone, the"
-echo "   pipelines and examples/recipes/fashion-mnist-fast.yaml (about 1.5 hours"
-echo "   on 2 cores, so the demo does not run it):"
+echo "   pipelines and examples/recipes/fashion-mnist-fast.yaml (about an hour"
+echo "   on 2 cores, so the demo does not run it; this machine's run is in"
+echo "   docs/images/pareto-fashion-mnist.png):"
 echo "   OMP_NUM_THREADS=2 /usr/bin/python3 bench/pareto.py --out $work/pareto"
 echo "   writes the Pareto picture to $work/pareto/pareto.png (and pareto.json);"
 echo "   --only NAME and --max-duration 1ep give a shorter run."
