@@ -152,20 +152,20 @@ TEST(OpsTest, BlurStride1InBf16IsTheFloatBlurRounded) {
       auto backward = [&](const DeviceKernels &k, const at::Tensor &in) {
         return k.blurBackward(in, filter, shape.h, shape.w, {1, 1});
       };
-      at::Tensor y = forward(cpuKernels(), x);
-      EXPECT_TRUE(y.is_contiguous(format));
-      EXPECT_TRUE(at::equal(bf16Bits(y), roundedBf16Bits(forward(
-                                             cpuKernels(), x.to(at::kFloat)))))
-          << "output against fp32";
-      EXPECT_TRUE(at::equal(bf16Bits(y), bf16Bits(forward(generic, x))))
-          << "output against the generic loops";
-      at::Tensor dx = backward(cpuKernels(), g);
-      EXPECT_TRUE(dx.is_contiguous(format));
-      EXPECT_TRUE(at::equal(bf16Bits(dx), roundedBf16Bits(backward(
-                                              cpuKernels(), g.to(at::kFloat)))))
-          << "input gradient against fp32";
-      EXPECT_TRUE(at::equal(bf16Bits(dx), bf16Bits(backward(generic, g))))
-          << "input gradient against the generic loops";
+      // The bf16 result of `run` on `in`: in `format`, the fp32 result
+      // rounded, and the generic loops' result.
+      auto expectExact = [&](auto run, const at::Tensor &in, const char *what) {
+        at::Tensor out = run(cpuKernels(), in);
+        EXPECT_TRUE(out.is_contiguous(format)) << what;
+        EXPECT_TRUE(
+            at::equal(bf16Bits(out),
+                      roundedBf16Bits(run(cpuKernels(), in.to(at::kFloat)))))
+            << what << " against fp32";
+        EXPECT_TRUE(at::equal(bf16Bits(out), bf16Bits(run(generic, in))))
+            << what << " against the generic loops";
+      };
+      expectExact(forward, x, "output");
+      expectExact(backward, g, "input gradient");
     }
 }
 
