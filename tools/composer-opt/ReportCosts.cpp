@@ -785,10 +785,15 @@ LogicalResult CostReporter::run(StringRef outputPath) {
     unsigned sites = 0;
     std::string reason;
     OwningOpRef<ModuleOp> counted;
+    std::vector<std::string> parts;
     OwningOpRef<ModuleOp> module = transform(
         [&](OpPassManager &pm) {
-          return PassPipelineInfo::lookup(name)->addToPipeline(
-              pm, "", [](const Twine &) { return failure(); });
+          if (failed(PassPipelineInfo::lookup(name)->addToPipeline(
+                  pm, "", [](const Twine &) { return failure(); })))
+            return failure();
+          for (Pass &pass : pm.getPasses())
+            parts.push_back(pass.getArgument().str());
+          return success();
         },
         [](StringRef pass) {
           return pass.starts_with("composer-") &&
@@ -800,11 +805,7 @@ LogicalResult CostReporter::run(StringRef outputPath) {
       continue;
     }
     addVariant(name, "pipeline", sites, std::move(module), std::move(counted));
-    OpPassManager listed(ModuleOp::getOperationName());
-    if (succeeded(PassPipelineInfo::lookup(name)->addToPipeline(
-            listed, "", [](const Twine &) { return failure(); })))
-      for (Pass &pass : listed.getPasses())
-        variants.back().parts.push_back(pass.getArgument().str());
+    variants.back().parts = std::move(parts);
   }
   for (Variant &variant : llvm::drop_begin(variants)) {
     compareState(variant);
