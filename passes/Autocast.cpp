@@ -96,6 +96,20 @@ SmallVector<unsigned> getPromotedOperands(Operation *op, StringRef kind) {
       .Default({});
 }
 
+/// Whether `predicate` holds for an operand of `op` or for a value its
+/// regions yield (an if's or a loop's results are what its regions yield).
+bool anyInput(Operation *op, function_ref<bool(Value)> predicate) {
+  if (llvm::any_of(op->getOperands(), predicate))
+    return true;
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      if (!block.empty() &&
+          block.back().hasTrait<mlir::OpTrait::IsTerminator>() &&
+          llvm::any_of(block.back().getOperands(), predicate))
+        return true;
+  return false;
+}
+
 bool isKnownNonFloat(Value value) {
   auto type = dyn_cast<TorchTensorType>(value.getType());
   return type && type.getDtype() && !isa<FloatType>(type.getDtype());
@@ -184,16 +198,41 @@ bool AutocastRewriter::castOperands(Operation *op,
   return changed;
 }
 
-bool AutocastRewriter::mayBeLow(Value value) const {
-  if (maybeLowValues.contains(value))
+/// Whether `value` is in `values`, or is a loop-carried value whose initial
+/// value is.
+static bool isOrCarries(const llvm::DenseSet<Value> &values, Value value) {
+  if (values.contains(value))
     return true;
-  // A loop-carried value is as low as its initial value.
   auto arg = dyn_cast<BlockArgument>(value);
   if (!arg || arg.getArgNumber() == 0)
     return false;
   auto loop = dyn_cast<LoopOp>(arg.getOwner()->getParentOp());
   return loop && arg.getArgNumber() - 1 < loop.getInits().size() &&
-         mayBeLow(loop.getInits()[arg.getArgNumber() - 1]);
+         isOrCarries(values, loop.getInits()[arg.getArgNumber() - 1]);
+}
+
+bool AutocastRewriter::mayBeLow(Value value) const {
+  return isOrCarries(maybeLowValues, value);
+}
+
+bool AutocastRewriter::mayHaveBeenLow(Value value) const {
+  return isOrCarries(originalLowValues, value);
+}
+
+void AutocastRewriter::restoreResultDtype(OpOperand &operand, Operation *user) {
+  Value value = operand.get();
+  if (isa<TorchTensorType>(value.getType())) {
+    if (mayBeLow(value) && !mayHaveBeenLow(value))
+      operand.set(castTo(value, ScalarType::Float, user));
+    return;
+  }
+  // A tuple or list of outputs: its elements, where nothing else uses it.
+  auto construct = value.getDefiningOp<GenericOp>();
+  if (construct && construct->hasOneUse() &&
+      (construct.getKind() == "prim::TupleConstruct" ||
+       getTensorListConstruct(value)))
+    for (OpOperand &element : construct->getOpOperands())
+      restoreResultDtype(element, construct);
 }
 
 bool AutocastRewriter::makeDtypesAgree(Operation *op,
@@ -246,6 +285,22 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
                            function_ref<bool(Operation *)> reported) {
   lowValues.clear();
   maybeLowValues.clear();
+  originalLowValues.clear();
+  // What the model itself keeps in the low dtype, by known types.
+  Type lowType = getDtypeType(context, lowDtype);
+  auto seedOriginalLow = [&](Value value) {
+    auto type = dyn_cast<TorchTensorType>(value.getType());
+    if (type && type.getDtype() == lowType)
+      originalLowValues.insert(value);
+  };
+  module.walk([&](Operation *op) {
+    for (Value result : op->getResults())
+      seedOriginalLow(result);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (Value arg : block.getArguments())
+          seedOriginalLow(arg);
+  });
   // Post-order: operands (and the yields of an op's regions) are seen
   // before the op.
   SmallVector<Operation *> ops;
@@ -253,6 +308,13 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
   for (Operation *op : ops) {
     auto generic = dyn_cast<GenericOp>(op);
     StringRef kind = generic ? generic.getKind() : StringRef();
+    // Before the rewrite, an op that is not a cast was low where an input
+    // was: mixed float dtypes fail in matmul-like ops and promote elsewhere.
+    bool wasLow = anyInput(op, [&](Value v) { return mayHaveBeenLow(v); });
+    if (auto cast = dyn_cast<ToDtypeOp>(op))
+      wasLow = cast.getDtype() == lowDtype;
+    if (wasLow)
+      originalLowValues.insert(op->result_begin(), op->result_end());
     bool matmulLike = isa<ConvolutionLike, LinearOp, MatmulOp>(op) ||
                       (generic && isLowGenericKind(kind));
     bool norm = isLayerOrGroupNorm(op);
@@ -285,15 +347,7 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
             op, promoted, kind.ends_with("_") || op->hasAttr("inplace"));
       if (changed && reported(op))
         report.match(op);
-      bool low = llvm::any_of(op->getOperands(),
-                              [&](Value operand) { return mayBeLow(operand); });
-      // An if's or a loop's results are what its regions yield.
-      for (Region &region : op->getRegions())
-        for (Block &block : region)
-          if (!block.empty() &&
-              block.back().hasTrait<mlir::OpTrait::IsTerminator>())
-            low |= llvm::any_of(block.back().getOperands(),
-                                [&](Value value) { return mayBeLow(value); });
+      bool low = anyInput(op, [&](Value v) { return mayBeLow(v); });
       if (auto cast = dyn_cast<ToDtypeOp>(op)) {
         // A cast sets the dtype whatever its input (a run before this one
         // may have inserted it).
@@ -346,11 +400,17 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
     if (cast->use_empty())
       cast->erase();
   });
-  // Signatures follow what the functions now return.
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())
       continue;
+    // The model's interface keeps its dtypes: results the rewrite made low
+    // go back to fp32, so that a loss or metric computed outside the model
+    // runs in fp32 as under autocast, and meets fp32 targets (mse_loss's
+    // backward fails on a bf16 output against an fp32 target).
     auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+    for (OpOperand &result : ret->getOpOperands())
+      restoreResultDtype(result, ret);
+    // Signatures follow what the functions now return.
     func.setFunctionType(FunctionType::get(context, func.getArgumentTypes(),
                                            ret.getOperandTypes()));
   }

@@ -60,6 +60,14 @@ private:
   /// through ops that follow their inputs.
   bool mayBeLow(mlir::Value value) const;
 
+  /// Whether `value` may have been in the low dtype before the rewrite: it
+  /// depends on the model's own low values (casts, known dtypes).
+  bool mayHaveBeenLow(mlir::Value value) const;
+
+  /// Casts `operand` of `user` (a return, or a tuple or list the return
+  /// takes) up to fp32 where the rewrite made it low.
+  void restoreResultDtype(mlir::OpOperand &operand, mlir::Operation *user);
+
   mlir::MLIRContext *context;
   torch_upstream::ScalarType lowDtype;
   bool lowNorms;
@@ -67,6 +75,8 @@ private:
   llvm::DenseSet<mlir::Value> lowValues;
   /// Values that may be in the low dtype (a superset of lowValues).
   llvm::DenseSet<mlir::Value> maybeLowValues;
+  /// Values that may have been in the low dtype before the rewrite.
+  llvm::DenseSet<mlir::Value> originalLowValues;
 };
 
 } // namespace composer

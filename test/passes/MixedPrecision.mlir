@@ -55,7 +55,8 @@ module {
 // -----
 
 // Known types: casts carry the dtype they produce; the rewritten op's result
-// dtype becomes unknown, and @forward's signature follows.
+// dtype becomes unknown, and the result cast back to fp32 keeps each
+// function's signature.
 module {
   composer.parameter @fc.weight : !composer.tensor<8x8xf32>
   func.func @typed(%x: !composer.tensor<2x8xf32>) -> !composer.tensor<2x8xf32> {
@@ -71,13 +72,18 @@ module {
     return %h : !composer.tensor<2x8xf32>
   }
 }
-// Every function's signature follows, not only @forward's.
+// Every function's results, not only @forward's.
 // CHECK-LABEL: func.func @typed
-// CHECK-SAME: -> !composer.tensor<2x8xunk>
+// CHECK-SAME: -> !composer.tensor<2x8xf32>
+// CHECK: %[[H:.*]] = composer.linear
+// CHECK: %[[HF:.*]] = composer.to_dtype %[[H]] {{.*}}dtype = #composer.dtype<f32>
+// CHECK: return %[[HF]] : !composer.tensor<2x8xf32>
 // CHECK-LABEL: func.func @forward
-// CHECK-SAME: (%[[X:.*]]: !composer.tensor<2x8xf32>) -> !composer.tensor<2x8xunk>
+// CHECK-SAME: (%[[X:.*]]: !composer.tensor<2x8xf32>) -> !composer.tensor<2x8xf32>
 // CHECK: composer.to_dtype %[[X]] {{.*}} : (!composer.tensor<2x8xf32>) -> !composer.tensor<2x8xbf16>
-// CHECK: composer.linear {{.*}} -> !composer.tensor<2x8xunk>
+// CHECK: %[[H:.*]] = composer.linear {{.*}} -> !composer.tensor<2x8xunk>
+// CHECK: %[[HF:.*]] = composer.to_dtype %[[H]] {{.*}} : (!composer.tensor<2x8xunk>) -> !composer.tensor<2x8xf32>
+// CHECK: return %[[HF]]
 
 // -----
 
@@ -144,7 +150,8 @@ module {
 // CHECK: %[[VL:.*]] = composer.to_dtype %[[V]] {{.*}}dtype = #composer.dtype<bf16>
 // CHECK: %[[LOW:.*]] = composer.op "prim::ListConstruct"(%[[SL]], %[[VL]])
 // CHECK: %[[E:.*]] = composer.op "aten::einsum"(%{{.*}}, %[[LOW]], %{{.*}})
-// CHECK: return %[[E]], %[[LIST]]
+// CHECK: %[[EF:.*]] = composer.to_dtype %[[E]] {{.*}}dtype = #composer.dtype<f32>
+// CHECK: return %[[EF]], %[[LIST]]
 
 // REPORT: remark: composer-mixed-precision: 2 ops given their autocast dtype, 0 skipped
 
@@ -214,9 +221,42 @@ module {
 // CHECK: %[[R:.*]] = composer.add %[[X]], %[[HF]]
 // CHECK: %[[G:.*]] = composer.linear %[[H]],
 // CHECK: %[[S:.*]] = composer.add %[[H]], %[[G]]
-// CHECK: return %[[R]], %[[S]]
+// CHECK: %[[SF:.*]] = composer.to_dtype %[[S]] {{.*}}dtype = #composer.dtype<f32>
+// CHECK: return %[[R]], %[[SF]]
 
 // REPORT: remark: composer-mixed-precision: 3 ops given their autocast dtype, 0 skipped
+
+// -----
+
+// The model's results keep their dtype: what the rewrite made bf16 goes back
+// to fp32 at the return, elements of a returned tuple too, so a loss computed
+// outside the model runs in fp32 and meets fp32 targets. A result the model
+// itself casts to bf16 stays bf16, and an fp32 result is not cast.
+module {
+  composer.parameter @fc.weight : !composer.tensor<8x8xf32>
+  func.func @forward(%x: !composer.tensor) -> (!composer.tuple<!composer.tensor, !composer.tensor>, !composer.tensor, !composer.tensor) {
+    %none = composer.constant(none) : !composer.none
+    %w = composer.get_param @fc.weight : !composer.tensor
+    %h = composer.linear %x, %w, %none : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %r = composer.relu %h : (!composer.tensor) -> !composer.tensor
+    %t = composer.op "prim::TupleConstruct"(%r, %x) : (!composer.tensor, !composer.tensor) -> !composer.tuple<!composer.tensor, !composer.tensor>
+    %b = composer.to_dtype %x {copy = false, dtype = #composer.dtype<bf16>, non_blocking = false} : (!composer.tensor) -> !composer.tensor
+    %own = composer.linear %b, %b, %none : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %s = composer.softmax %h {dim = -1 : i64} : (!composer.tensor) -> !composer.tensor
+    return %t, %own, %s : !composer.tuple<!composer.tensor, !composer.tensor>, !composer.tensor, !composer.tensor
+  }
+}
+// CHECK-LABEL: func.func @forward
+// CHECK-SAME: (%[[X:[^:]*]]: !composer.tensor)
+// CHECK: %[[R:.*]] = composer.relu
+// CHECK: %[[RF:.*]] = composer.to_dtype %[[R]] {{.*}}dtype = #composer.dtype<f32>
+// CHECK: %[[T:.*]] = composer.op "prim::TupleConstruct"(%[[RF]], %[[X]])
+// CHECK: %[[OWN:.*]] = composer.linear
+// CHECK: %[[S:.*]] = composer.softmax
+// CHECK-NOT: composer.to_dtype
+// CHECK: return %[[T]], %[[OWN]], %[[S]]
+
+// REPORT: remark: composer-mixed-precision: 2 ops given their autocast dtype, 1 skipped
 
 // -----
 

@@ -171,7 +171,9 @@ def MixedPrecision : Pass<"composer-mixed-precision", "::mlir::ModuleOp"> {
     parameters stay fp32 master weights); softmax, layer/group/batch norm and
     the reductions and losses autocast keeps in fp32 get fp32 inputs; other
     ops follow their inputs. A cast back to `dtype` of a value just cast up
-    from `dtype` is removed. `low-precision-norms` is
+    from `dtype` is removed. Results the rewrite made low are cast back to
+    fp32, so the model's outputs keep their dtype and a loss computed outside
+    it runs in fp32, as under autocast. `low-precision-norms` is
     composer-low-precision-norms folded in: layer and group norm run in
     `dtype` instead. Numerics: approximate.
   }];
