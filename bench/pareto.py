@@ -5,6 +5,7 @@ Run from the repository root after building (about 65 minutes on 2 cores for
 every variant at full length; --only and --max-duration cut it down):
     OMP_NUM_THREADS=2 /usr/bin/python3 bench/pareto.py [--out build/pareto]
         [--only NAME ...] [--max-duration 2ep] [--subset N] [--eval-subset N]
+        [--repeat N]
 
 Trains the example ResNet (examples/fashion_resnet.py, one export for all)
 with examples/recipes/fashion-mnist.yaml as it is ("plain"), with each
@@ -19,12 +20,15 @@ pareto.json (one object per run, `frontier: true` for the runs no other run
 beats in both time and accuracy) and pareto.png: one labelled point per
 run, coloured by kind, with the frontier drawn, the way Composer presents
 its methods. Variants run one after another, so compare them within one
-invocation.
+invocation; on a machine whose speed drifts, --repeat N trains every
+variant N times in rounds (each round starting one variant later) and
+takes the medians.
 """
 import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -121,6 +125,8 @@ def train(name, model, recipe, overrides, args, tmp):
     # No checkpoints: writing them is not training time, but it slows the
     # run down.
     jsonl = os.path.join(tmp, file_stem(name) + ".jsonl")
+    if os.path.exists(jsonl):  # A previous round's.
+        os.remove(jsonl)
     common = [f"model={model}", "save_folder=", f"loggers.jsonl={jsonl}",
               "loggers.tensorboard=", "loggers.progress_bar=false",
               f"eval_interval={args.eval_interval}"]
@@ -147,6 +153,20 @@ def train(name, model, recipe, overrides, args, tmp):
                     reached = clock.get(row["step"])
     return {"train_seconds": max(clock.values()), "final_accuracy": accuracy,
             "steps": max(clock), "time_to_target": reached}
+
+
+def summarize(trials):
+    """One point from a variant's repeated runs: their medians; the time to
+    target only where every run reached it."""
+    reached = [t["time_to_target"] for t in trials]
+    return {"train_seconds": statistics.median(t["train_seconds"]
+                                               for t in trials),
+            "train_seconds_runs": [t["train_seconds"] for t in trials],
+            "final_accuracy": statistics.median(t["final_accuracy"]
+                                                for t in trials),
+            "steps": trials[0]["steps"],
+            "time_to_target": (None if None in reached
+                               else statistics.median(reached))}
 
 
 def mark_frontier(runs):
@@ -212,6 +232,10 @@ def main():
     parser.add_argument("--threads", type=int,
                         help="override the recipes' threads")
     parser.add_argument("--target", type=float, default=0.91)
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="train every variant N times, round after "
+                             "round, and plot the median time: drift of the "
+                             "machine then spreads over all variants")
     parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"),
                         help="folder of composer-opt and composer-train")
     args = parser.parse_args()
@@ -225,15 +249,12 @@ def main():
         sys.exit(f"unknown variants: {', '.join(sorted(unknown))} "
                  "(see --list)")
     os.makedirs(args.out, exist_ok=True)
-    runs = []
+    runs, jobs = [], []
     with tempfile.TemporaryDirectory() as tmp:
         exported = os.path.join(tmp, "fashion.pt")
         subprocess.run([sys.executable,
                         os.path.join(ROOT, "examples", "fashion_resnet.py"),
                         exported], check=True)
-        print("| variant | kind | train time (s) | final accuracy "
-              "| time to target (s) |")
-        print("| --- | --- | --- | --- | --- |", flush=True)
         for name, kind, options, recipe, overrides in variants:
             model = prepare_model(exported, options, args, tmp, name)
             run = {"name": name, "kind": kind,
@@ -242,21 +263,48 @@ def main():
                    "overrides": overrides}
             if model is None:
                 run["error"] = "composer-opt failed"
-            else:
-                run.update(train(name, model, recipe, overrides, args, tmp))
             runs.append(run)
-            if "error" in run:
-                print(f"| {name} | {kind} | {run['error']} | | |", flush=True)
-                continue
-            reached = run["time_to_target"]
-            print(f"| {name} | {kind} | {run['train_seconds']:.1f} | "
-                  f"{run['final_accuracy']:.4f} | "
-                  f"{'-' if reached is None else f'{reached:.1f}'} |",
-                  flush=True)
+            jobs.append((run, model, recipe, overrides, []))
+        for round_index in range(args.repeat):
+            # Each round starts one variant later, so that no variant always
+            # runs first or last while the machine drifts.
+            shift = round_index % len(jobs)
+            for run, model, recipe, overrides, trials in (jobs[shift:] +
+                                                          jobs[:shift]):
+                if "error" in run:
+                    continue
+                trial = train(run["name"], model, recipe, overrides, args,
+                              tmp)
+                if "error" in trial:
+                    run.update(trial)
+                    continue
+                trials.append(trial)
+                print(f"# {run['name']} (run {len(trials)} of {args.repeat}):"
+                      f" {trial['train_seconds']:.1f} s, accuracy "
+                      f"{trial['final_accuracy']:.4f}", flush=True)
+        for run, _, _, _, trials in jobs:
+            if "error" not in run:
+                run.update(summarize(trials))
+    print("| variant | kind | train time (s) | final accuracy "
+          "| time to target (s) |")
+    print("| --- | --- | --- | --- | --- |")
+    for run in runs:
+        if "error" in run:
+            print(f"| {run['name']} | {run['kind']} | {run['error']} | | |")
+            continue
+        seconds = f"{run['train_seconds']:.1f}"
+        if len(run["train_seconds_runs"]) > 1:
+            seconds += (f" ({min(run['train_seconds_runs']):.1f}-"
+                        f"{max(run['train_seconds_runs']):.1f})")
+        reached = run["time_to_target"]
+        print(f"| {run['name']} | {run['kind']} | {seconds} | "
+              f"{run['final_accuracy']:.4f} | "
+              f"{'-' if reached is None else f'{reached:.1f}'} |")
     failed = [r for r in runs if "error" in r]
     runs = [r for r in runs if "error" not in r]
     mark_frontier(runs)
     settings = {"max_duration": args.max_duration, "subset": args.subset,
+                "repeat": args.repeat,
                 "eval_subset": args.eval_subset, "threads": args.threads,
                 "omp_num_threads": os.environ.get("OMP_NUM_THREADS")}
     with open(os.path.join(args.out, "pareto.json"), "w") as f:

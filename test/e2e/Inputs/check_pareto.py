@@ -1,6 +1,6 @@
 """Checks bench/pareto.py's output folder: pareto.json has one run per
-expected variant, in order, with a time and an accuracy, at least one on the
-frontier, and pareto.png is a PNG.
+expected variant, in order, with a time (the median of its --repeat runs)
+and an accuracy, at least one on the frontier, and pareto.png is a PNG.
 
   check_pareto.py OUT_DIR VARIANT...
 """
@@ -10,11 +10,15 @@ import sys
 
 out, expected = sys.argv[1], sys.argv[2:]
 with open(os.path.join(out, "pareto.json")) as f:
-    runs = json.load(f)["runs"]
+    result = json.load(f)
+runs = result["runs"]
 names = [run["name"] for run in runs]
 assert names == expected, f"runs {names}, expected {expected}"
 for run in runs:
     assert run["train_seconds"] > 0, run
+    times = run["train_seconds_runs"]
+    assert len(times) == result["settings"]["repeat"], run
+    assert min(times) <= run["train_seconds"] <= max(times), run
     assert 0 <= run["final_accuracy"] <= 1, run
 assert any(run["frontier"] for run in runs), "no run on the frontier"
 with open(os.path.join(out, "pareto.png"), "rb") as f:
