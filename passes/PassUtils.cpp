@@ -149,6 +149,17 @@ template Value composer::createState<BufferOp>(OpBuilder &, SymbolTable &,
                                                StringRef, TorchTensorType,
                                                Attribute, Location);
 
+void composer::syncFunctionTypes(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    Operation *ret = func.getBody().back().getTerminator();
+    func.setFunctionType(FunctionType::get(module.getContext(),
+                                           func.front().getArgumentTypes(),
+                                           ret->getOperandTypes()));
+  }
+}
+
 void composer::applyPatternsOnce(Operation *root,
                                  const FrozenRewritePatternSet &patterns) {
   SmallVector<Operation *> ops;

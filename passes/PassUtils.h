@@ -64,6 +64,11 @@ mlir::Value createState(mlir::OpBuilder &builder,
                         llvm::StringRef baseName, TorchTensorType type,
                         mlir::Attribute init, mlir::Location loc);
 
+/// Gives each function of `module` that has a body the types its entry
+/// block's arguments and its return's operands have now, after a rewrite
+/// changed them.
+void syncFunctionTypes(mlir::ModuleOp module);
+
 /// Applies `patterns` once to each op nested in `root` that existed before,
 /// in walk order: the method passes' driver. Unlike the greedy driver it
 /// neither folds nor erases other ops, nor revisits what a pattern built, so

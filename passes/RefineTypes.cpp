@@ -22,6 +22,49 @@ using namespace composer;
 
 namespace {
 
+/// Whether running `block` surely raises before it yields: it raises
+/// outright, or an op's operand types prove that it fails.
+bool surelyRaises(Block &block) {
+  return llvm::any_of(block, [](Operation &op) {
+    auto generic = dyn_cast<GenericOp>(&op);
+    return (generic && generic.getKind() == "prim::RaiseException") ||
+           failsToBroadcast(&op);
+  });
+}
+
+/// What is known of `value`'s tensor type (nothing if it is not a tensor).
+TorchTensorType getKnownTensorType(Value value) {
+  auto type = dyn_cast<TorchTensorType>(value.getType());
+  return type ? type : TorchTensorType::get(value.getContext());
+}
+
+/// The type of an if's result #`index`: the join of what its branches
+/// yield, leaving out a branch that surely raises (a residual add of
+/// mismatched channel counts, the branch not taken in MobileNetV2's blocks)
+/// where what that branch yields does not contradict the result.
+TorchTensorType inferIfResultType(IfOp op, unsigned index) {
+  SmallVector<Block *> branches = {&op.getThenRegion().front(),
+                                   &op.getElseRegion().front()};
+  auto yielded = [&](Block *block) {
+    return getKnownTensorType(block->getTerminator()->getOperand(index));
+  };
+  auto joinOver = [&](ArrayRef<Block *> blocks) {
+    TorchTensorType joined;
+    for (Block *block : blocks)
+      joined = joined ? joined.join(yielded(block)) : yielded(block);
+    return joined;
+  };
+  SmallVector<Block *> live = llvm::to_vector(llvm::make_filter_range(
+      branches, [](Block *b) { return !surelyRaises(*b); }));
+  if (live.empty() || live.size() == branches.size())
+    return joinOver(branches);
+  TorchTensorType joined = joinOver(live);
+  bool compatible = llvm::all_of(branches, [&](Block *block) {
+    return static_cast<bool>(yielded(block).meet(joined));
+  });
+  return compatible ? joined : joinOver(branches);
+}
+
 struct RefineTypesPass
     : public composer::impl::RefineTypesBase<RefineTypesPass> {
   using RefineTypesBase::RefineTypesBase;
@@ -79,7 +122,6 @@ LogicalResult RefineTypesPass::refineArguments(func::FuncOp forward) {
 
 void RefineTypesPass::runOnOperation() {
   ModuleOp module = getOperation();
-  MLIRContext *ctx = &getContext();
   SiteReport report(module, getArgument());
   func::FuncOp forward = lookupForward(module, getArgument());
   if (!forward)
@@ -99,7 +141,24 @@ void RefineTypesPass::runOnOperation() {
 
   // One cache of symbol lookups (get_param -> declaration) for the walk.
   SymbolTableCollection symbolTables;
+  // Post-order: an if's branches are refined before the if.
   WalkResult walked = forward.walk([&](Operation *op) -> WalkResult {
+    if (auto ifOp = dyn_cast<IfOp>(op)) {
+      bool anyTensor = false, allStatic = true;
+      for (auto [index, result] : llvm::enumerate(ifOp.getResults())) {
+        if (!isa<TorchTensorType>(result.getType()))
+          continue;
+        anyTensor = true;
+        if (failed(refine(result, inferIfResultType(ifOp, index))))
+          return WalkResult::interrupt();
+        allStatic &= cast<TorchTensorType>(result.getType()).hasStaticShape();
+      }
+      if (anyTensor && allStatic)
+        report.match(op);
+      else if (anyTensor)
+        report.skip(op, "shape partly unknown after inference");
+      return WalkResult::advance();
+    }
     if (op->getNumResults() != 1 ||
         !isa<TorchTensorType>(op->getResult(0).getType()))
       return WalkResult::advance();
@@ -126,9 +185,7 @@ void RefineTypesPass::runOnOperation() {
     return signalPassFailure();
 
   // The signature follows the refined arguments and returned values.
-  auto ret = cast<func::ReturnOp>(forward.getBody().back().getTerminator());
-  forward.setFunctionType(FunctionType::get(
-      ctx, forward.front().getArgumentTypes(), ret.getOperandTypes()));
+  syncFunctionTypes(module);
   report.emit("tensor results fully refined");
 }
 

@@ -114,3 +114,13 @@ TorchTensorType TorchTensorType::meet(TorchTensorType other) const {
   }
   return TorchTensorType::get(getContext(), true, sizes, dtype);
 }
+
+TorchTensorType TorchTensorType::join(TorchTensorType other) const {
+  Type dtype = getDtype() == other.getDtype() ? getDtype() : Type();
+  if (!getHasRank() || !other.getHasRank() || getRank() != other.getRank())
+    return TorchTensorType::get(getContext(), false, {}, dtype);
+  SmallVector<int64_t> sizes;
+  for (auto [lhs, rhs] : llvm::zip_equal(getSizes(), other.getSizes()))
+    sizes.push_back(lhs == rhs ? lhs : kUnknownSize);
+  return TorchTensorType::get(getContext(), true, sizes, dtype);
+}

@@ -210,6 +210,19 @@ TorchTensorType composer::inferElementwiseResultType(Operation *op) {
   return shape.toType(op->getContext());
 }
 
+bool composer::failsToBroadcast(Operation *op) {
+  if (!op->hasTrait<OpTrait::ElementwiseBinary>())
+    return false;
+  Shape a = Shape::of(op->getOperand(0)), b = Shape::of(op->getOperand(1));
+  if (!a.ranked || !b.ranked)
+    return false;
+  // Aligned at the right: two known sizes that differ, neither of them 1.
+  for (auto [x, y] : llvm::zip(llvm::reverse(a.sizes), llvm::reverse(b.sizes)))
+    if (x != kUnknown && y != kUnknown && x != y && x != 1 && y != 1)
+      return true;
+  return false;
+}
+
 //===----------------------------------------------------------------------===//
 // Per-op rules
 //===----------------------------------------------------------------------===//

@@ -391,6 +391,66 @@ module @spec_contradicts_dtype {
 
 // -----
 
+// An if's results join what its branches yield. A branch that surely
+// raises is left out: MobileNetV2's blocks add their input to the
+// convolution's output only where the channel counts match, so in a block
+// that changes them the add cannot broadcast and only the other branch
+// returns. Branches that both return and disagree leave the differing size
+// unknown.
+
+// CHECK-LABEL: module @branches
+// CHECK: func.func @forward({{.*}}) -> (!composer.tensor<1x4x32x32xf32>, !composer.tensor<1x?x32x32xf32>, !composer.tensor<1x4x32x32xf32>, !composer.tensor<1x4x32x32xf32>)
+// CHECK: %[[CONV:.*]] = composer.conv2d {{.*}} -> !composer.tensor<1x4x32x32xf32>
+// CHECK: %[[RES:.*]] = composer.if %{{.*}} -> (!composer.tensor<1x4x32x32xf32>) {
+// CHECK: composer.add {{.*}} -> !composer.tensor<1x?x32x32xf32>
+// CHECK: %[[JOIN:.*]] = composer.if %{{.*}} -> (!composer.tensor<1x?x32x32xf32>) {
+// CHECK: %[[SAME:.*]] = composer.if %{{.*}} -> (!composer.tensor<1x4x32x32xf32>) {
+// CHECK: %[[RAISED:.*]] = composer.if %{{.*}} -> (!composer.tensor<1x4x32x32xf32>) {
+// CHECK: return %[[RES]], %[[JOIN]], %[[SAME]], %[[RAISED]]
+
+// expected-remark@+1 {{composer-refine-types: 6 tensor results fully refined, 3 skipped}}
+module @branches {
+  composer.parameter @w : !composer.tensor<4x3x1x1xf32>
+  func.func @forward(%x: !composer.tensor, %c: !composer.bool)
+      -> (!composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor) {
+    %w = composer.get_param @w : !composer.tensor
+    %none = composer.constant(none) : !composer.none
+    %conv = composer.conv2d %x, %w, %none {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>,
+        dilation = array<i64: 1, 1>, groups = 1 : i64}
+        : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %res = composer.if %c -> (!composer.tensor) {
+      // expected-note@+1 {{2 skipped: shape partly unknown after inference}}
+      %sum = composer.add %x, %conv {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
+      composer.yield %sum : !composer.tensor
+    } else {
+      composer.yield %conv : !composer.tensor
+    }
+    %join = composer.if %c -> (!composer.tensor) {
+      composer.yield %x : !composer.tensor
+    } else {
+      composer.yield %conv : !composer.tensor
+    }
+    %same = composer.if %c -> (!composer.tensor) {
+      %relu = composer.relu %conv : (!composer.tensor) -> !composer.tensor
+      composer.yield %relu : !composer.tensor
+    } else {
+      composer.yield %conv : !composer.tensor
+    }
+    %raised = composer.if %c -> (!composer.tensor) {
+      %msg = composer.constant("bad input") : !composer.str
+      composer.op "prim::RaiseException"(%msg, %none) : (!composer.str, !composer.none) -> ()
+      // expected-note@+1 {{1 skipped: no shape rule for composer.op "prim::Uninitialized"}}
+      %undef = composer.op "prim::Uninitialized"() : () -> !composer.tensor
+      composer.yield %undef : !composer.tensor
+    } else {
+      composer.yield %conv : !composer.tensor
+    }
+    return %res, %join, %same, %raised : !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor
+  }
+}
+
+// -----
+
 // Argument numbers count every argument, not only the tensors.
 module @spec_contradicts_shape {
   // expected-error@+1 {{input spec '1x3x32x32xf32' contradicts argument #1 of type '!composer.tensor<?x3x64x64xf32>'}}

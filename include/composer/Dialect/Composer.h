@@ -33,6 +33,10 @@ namespace composer {
 /// InferTorchTypeOpInterface's default rule: operand 0's tensor type, or
 /// for an ElementwiseBinary op the broadcast of operands 0 and 1.
 TorchTensorType inferElementwiseResultType(mlir::Operation *op);
+
+/// Whether the operands' known shapes prove that `op` fails at run time: an
+/// ElementwiseBinary op whose operands cannot broadcast.
+bool failsToBroadcast(mlir::Operation *op);
 } // namespace composer
 
 #include "composer/Dialect/ComposerInterfaces.h.inc"

@@ -33,8 +33,11 @@ def Composer_TensorType : Composer_Type<"TorchTensor", "tensor"> {
     bool hasStaticShape() const {
       return getHasRank() && !::llvm::is_contained(getSizes(), kUnknownSize);
     }
-    /// The join of what two types know; null if they contradict each other.
+    /// Everything either type knows; null if they contradict each other.
     TorchTensorType meet(TorchTensorType other) const;
+    /// What both types know: the type of a value that has one or the other
+    /// (an if's result, from its two branches).
+    TorchTensorType join(TorchTensorType other) const;
   }];
 }
 
