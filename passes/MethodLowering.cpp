@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MethodLowering.h"
+#include "PassUtils.h"
 #include "Report.h"
 #include "composer/Passes/Passes.h"
 
@@ -50,11 +51,15 @@ namespace {
 using LabelCounts = SmallVector<std::pair<StringRef, unsigned>>;
 
 /// Counts the patterns that applied (each lowers one method op) and, per
-/// debug label, those carrying it.
-class CountingListener : public RewriterBase::Listener {
+/// debug label, those carrying it; remembers which values replaced the
+/// results of the method ops in `refinedTypes`.
+class LoweringListener : public RewriterBase::Listener {
 public:
-  CountingListener(unsigned &lowered, LabelCounts &byLabel)
-      : lowered(lowered), byLabel(byLabel) {}
+  using RefinedTypes = DenseMap<Operation *, SmallVector<TorchTensorType>>;
+
+  LoweringListener(unsigned &lowered, LabelCounts &byLabel,
+                   const RefinedTypes &refinedTypes)
+      : lowered(lowered), byLabel(byLabel), refinedTypes(refinedTypes) {}
 
   void notifyPatternEnd(const Pattern &pattern, LogicalResult status) override {
     if (failed(status))
@@ -66,9 +71,31 @@ public:
           ++count;
   }
 
+  // Sent once the conversion is sure to succeed; `op` may only serve as a
+  // key by then.
+  void notifyOperationReplaced(Operation *op, ValueRange values) override {
+    auto refined = refinedTypes.find(op);
+    if (refined == refinedTypes.end())
+      return;
+    for (auto [value, type] : llvm::zip(values, refined->second))
+      if (value && type)
+        replacements.push_back({value, type});
+  }
+
+  /// Gives the replacing values what the replaced results' types knew, which
+  /// the lowerings' untyped ops do not say.
+  void restoreRefinedTypes() {
+    for (auto [value, type] : replacements)
+      if (auto current = dyn_cast<TorchTensorType>(value.getType()))
+        if (TorchTensorType met = current.meet(type))
+          value.setType(met);
+  }
+
 private:
   unsigned &lowered;
   LabelCounts &byLabel;
+  const RefinedTypes &refinedTypes;
+  SmallVector<std::pair<Value, TorchTensorType>> replacements;
 };
 
 } // namespace
@@ -90,28 +117,33 @@ composer::lowerMethodOps(ModuleOp module, StringRef passName,
 
   // The lowerings build untyped ops (`!composer.tensor`), and a conversion
   // that replaces a result refined by --input-spec with one of another type
-  // needs a materialization this dialect has no op for. No user but a
-  // terminator checks its operands' types, so such results are relaxed first.
+  // needs a materialization this dialect has no op for. So such results are
+  // relaxed first, and the values that replace them get the refined types
+  // back once the conversion is done; function signatures follow.
   auto untyped = TorchTensorType::get(module.getContext());
+  LoweringListener::RefinedTypes refinedTypes;
   module.walk([&](MethodOp op) {
-    for (Value result : op->getResults())
-      if (isa<TorchTensorType>(result.getType()) &&
-          llvm::none_of(result.getUsers(), [](Operation *user) {
-            return user->hasTrait<mlir::OpTrait::IsTerminator>();
-          }))
+    SmallVector<TorchTensorType> &types = refinedTypes[op];
+    for (Value result : op->getResults()) {
+      auto type = dyn_cast<TorchTensorType>(result.getType());
+      types.push_back(type);
+      if (type)
         result.setType(untyped);
+    }
   });
 
   ConversionTarget target(*module.getContext());
   target.markUnknownOpDynamicallyLegal(
       [](Operation *op) { return !isa<MethodOp>(op); });
   unsigned lowered = 0;
-  CountingListener listener(lowered, byLabel);
+  LoweringListener listener(lowered, byLabel, refinedTypes);
   ConversionConfig config;
   config.listener = &listener;
   if (failed(
           applyPartialConversion(module, target, std::move(patterns), config)))
     return failure();
+  listener.restoreRefinedTypes();
+  syncFunctionTypes(module);
 
   if (!lowered)
     return success();

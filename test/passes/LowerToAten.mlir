@@ -215,8 +215,9 @@ module {
 
 // -----
 
-// A method op whose result --input-spec refined: its users take the lowered,
-// untyped value (the conversion had no materialization for the refined type).
+// A method op whose result --input-spec refined: the lowered value that
+// replaces it keeps the refined type (restored after the conversion, which
+// has no materialization between the refined and the untyped type).
 module {
   composer.parameter @se.fc1 : !composer.tensor<2x8xf32>
   composer.parameter @se.fc2 : !composer.tensor<8x2xf32>
@@ -229,8 +230,40 @@ module {
   }
 }
 // CHECK-LABEL: func.func @forward
-// CHECK: %[[Y:.*]] = composer.mul {{.*}} -> !composer.tensor{{$}}
-// CHECK: composer.relu %[[Y]] : (!composer.tensor) -> !composer.tensor<1x8x4x4xf32>
+// CHECK: %[[Y:.*]] = composer.mul {{.*}} -> !composer.tensor<1x8x4x4xf32>
+// CHECK: composer.relu %[[Y]] : (!composer.tensor<1x8x4x4xf32>) -> !composer.tensor<1x8x4x4xf32>
 // CHECK-NOT: squeeze_excite
 
 // REPORT: remark: composer-lower-to-aten: 1 method ops lowered to aten, 0 skipped
+
+// -----
+
+// Refined method results that an if yields and @forward returns keep their
+// types through the lowering (MobileNetV2's residual blocks under ghost
+// batch norm failed to lower: "failed to materialize conversion").
+module {
+  composer.parameter @se.fc1 : !composer.tensor<2x8xf32>
+  composer.parameter @se.fc2 : !composer.tensor<8x2xf32>
+  func.func @forward(%x: !composer.tensor<1x8x4x4xf32>, %c: !composer.bool) -> (!composer.tensor<1x8x4x4xf32>, !composer.tensor<1x8x4x4xf32>) {
+    %w1 = composer.get_param @se.fc1 : !composer.tensor<2x8xf32>
+    %w2 = composer.get_param @se.fc2 : !composer.tensor<8x2xf32>
+    %r = composer.if %c -> (!composer.tensor<1x8x4x4xf32>) {
+      %y = composer.squeeze_excite %x, %w1, %w2 : (!composer.tensor<1x8x4x4xf32>, !composer.tensor<2x8xf32>, !composer.tensor<8x2xf32>) -> !composer.tensor<1x8x4x4xf32>
+      composer.yield %y : !composer.tensor<1x8x4x4xf32>
+    } else {
+      composer.yield %x : !composer.tensor<1x8x4x4xf32>
+    }
+    %z = composer.squeeze_excite %x, %w1, %w2 : (!composer.tensor<1x8x4x4xf32>, !composer.tensor<2x8xf32>, !composer.tensor<8x2xf32>) -> !composer.tensor<1x8x4x4xf32>
+    return %r, %z : !composer.tensor<1x8x4x4xf32>, !composer.tensor<1x8x4x4xf32>
+  }
+}
+// CHECK-LABEL: func.func @forward
+// CHECK-SAME: -> (!composer.tensor<1x8x4x4xf32>, !composer.tensor<1x8x4x4xf32>)
+// CHECK: %[[R:.*]] = composer.if %{{.*}} -> (!composer.tensor<1x8x4x4xf32>) {
+// CHECK: %[[Y:.*]] = composer.mul {{.*}} -> !composer.tensor<1x8x4x4xf32>
+// CHECK: composer.yield %[[Y]] : !composer.tensor<1x8x4x4xf32>
+// CHECK: %[[Z:.*]] = composer.mul {{.*}} -> !composer.tensor<1x8x4x4xf32>
+// CHECK: return %[[R]], %[[Z]] : !composer.tensor<1x8x4x4xf32>, !composer.tensor<1x8x4x4xf32>
+// CHECK-NOT: squeeze_excite
+
+// REPORT: remark: composer-lower-to-aten: 2 method ops lowered to aten, 0 skipped
