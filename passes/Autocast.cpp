@@ -226,13 +226,35 @@ void AutocastRewriter::restoreResultDtype(OpOperand &operand, Operation *user) {
       operand.set(castTo(value, ScalarType::Float, user));
     return;
   }
-  // A tuple or list of outputs: its elements, where nothing else uses it.
+  // A tuple, list or dict of outputs: its elements (a dict's keys are not
+  // tensors), where nothing else uses it.
   auto construct = value.getDefiningOp<GenericOp>();
   if (construct && construct->hasOneUse() &&
       (construct.getKind() == "prim::TupleConstruct" ||
-       getTensorListConstruct(value)))
+       construct.getKind() == "prim::DictConstruct" ||
+       getTensorListConstruct(value))) {
     for (OpOperand &element : construct->getOpOperands())
       restoreResultDtype(element, construct);
+    return;
+  }
+  // A list or dict the model fills and never reads (torchvision's
+  // segmentation models: `result["out"] = x`): the elements it puts in.
+  SmallVector<OpOperand *> elements;
+  for (OpOperand &use : value.getUses()) {
+    if (use.getOwner() == user)
+      continue;
+    auto fill = dyn_cast<GenericOp>(use.getOwner());
+    if (!fill || use.getOperandNumber() != 0)
+      return;
+    if (fill.getKind() == "aten::_set_item" && fill->getNumOperands() == 3)
+      elements.push_back(&fill->getOpOperand(2));
+    else if (fill.getKind() == "aten::append" && fill->getNumOperands() == 2)
+      elements.push_back(&fill->getOpOperand(1));
+    else
+      return;
+  }
+  for (OpOperand *element : elements)
+    restoreResultDtype(*element, element->getOwner());
 }
 
 bool AutocastRewriter::makeDtypesAgree(Operation *op,
@@ -407,11 +429,9 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
     // go back to fp32, so that a loss or metric computed outside the model
     // runs in fp32 as under autocast, and meets fp32 targets (mse_loss's
     // backward fails on a bf16 output against an fp32 target).
-    auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+    Operation *ret = func.getBody().back().getTerminator();
     for (OpOperand &result : ret->getOpOperands())
       restoreResultDtype(result, ret);
-    // Signatures follow what the functions now return.
-    func.setFunctionType(FunctionType::get(context, func.getArgumentTypes(),
-                                           ret.getOperandTypes()));
   }
+  syncFunctionTypes(module);
 }

@@ -7,7 +7,8 @@ batch 2 at 64x64 (video 4x32x32; ViT at 32x32 with image_size=32, vit_h_14
 at 28x28; inception_v3 at 96x96 and maxvit_t at 224x224, the smallest they
 accept). For each model and form: export, `composer-opt M.pt --composer-mixed-precision -o
 out.pt`, then in a fresh process load the result and check that
-- parameters and buffers are unchanged and fp32,
+- parameters and buffers are unchanged and fp32, the graph casts to bf16,
+  and every output keeps the original's dtype,
 - the eval output is within autocast's own tolerance: as close to the
   original in fp32 as 3% of its largest magnitude or as the original under
   torch.autocast(bf16) is, whichever is larger, and within 3% plus that of
@@ -39,6 +40,7 @@ SUBSET = ["efficientnet_b0", "vit_b_16", "r3d_18", "lraspp_mobilenet_v3_large"]
 EXTRA = ["fcn_resnet50", "deeplabv3_mobilenet_v3_large",
          "lraspp_mobilenet_v3_large", "r3d_18"]
 TOLERANCE = 0.03  # of the output's largest magnitude: bf16 has 8 bits
+BF16 = 15  # c10::ScalarType::BFloat16
 
 
 def classification_models():
@@ -138,9 +140,16 @@ def check(original_path, candidate_path, input_path):
         autocast = [t.detach() for t in tensors(original(example))]
     full = [t.detach() for t in tensors(original(example))]
     assert len(out) == len(full), f"{len(out)} outputs, expected {len(full)}"
-    assert any(t.dtype == torch.bfloat16 for t in out) or any(
-        t.dtype == torch.bfloat16 for t in autocast), \
-        "no output is bf16 (nothing ran in bf16?)"
+    # The casts are inside the model: its outputs keep their dtypes.
+    assert [t.dtype for t in out] == [t.dtype for t in full], \
+        f"output dtypes {[t.dtype for t in out]}, expected the original's " \
+        f"{[t.dtype for t in full]}"
+    graph = candidate.forward.graph.copy()
+    torch._C._jit_pass_inline(graph)
+    assert any(node.inputsAt(1).node().kind() == "prim::Constant"
+               and node.inputsAt(1).toIValue() == BF16
+               for node in graph.findAllNodes("aten::to")), \
+        "no cast to bf16 in the graph (nothing runs in bf16?)"
     for i, (o, a, f) in enumerate(zip(out, autocast, full)):
         scale = f.abs().max().item()
         # Autocast's own tolerance: where autocast itself is further than

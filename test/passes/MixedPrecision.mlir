@@ -229,12 +229,13 @@ module {
 // -----
 
 // The model's results keep their dtype: what the rewrite made bf16 goes back
-// to fp32 at the return, elements of a returned tuple too, so a loss computed
-// outside the model runs in fp32 and meets fp32 targets. A result the model
-// itself casts to bf16 stays bf16, and an fp32 result is not cast.
+// to fp32 at the return, elements of a returned tuple or dict too (built at
+// once, or filled by aten::_set_item), so a loss computed outside the model
+// runs in fp32 and meets fp32 targets. A result the model itself casts to
+// bf16 stays bf16, and an fp32 result is not cast.
 module {
   composer.parameter @fc.weight : !composer.tensor<8x8xf32>
-  func.func @forward(%x: !composer.tensor) -> (!composer.tuple<!composer.tensor, !composer.tensor>, !composer.tensor, !composer.tensor) {
+  func.func @forward(%x: !composer.tensor) -> (!composer.tuple<!composer.tensor, !composer.tensor>, !composer.tensor, !composer.tensor, !composer.dict<!composer.str, !composer.tensor>, !composer.dict<!composer.str, !composer.tensor>) {
     %none = composer.constant(none) : !composer.none
     %w = composer.get_param @fc.weight : !composer.tensor
     %h = composer.linear %x, %w, %none : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
@@ -243,18 +244,29 @@ module {
     %b = composer.to_dtype %x {copy = false, dtype = #composer.dtype<bf16>, non_blocking = false} : (!composer.tensor) -> !composer.tensor
     %own = composer.linear %b, %b, %none : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
     %s = composer.softmax %h {dim = -1 : i64} : (!composer.tensor) -> !composer.tensor
-    return %t, %own, %s : !composer.tuple<!composer.tensor, !composer.tensor>, !composer.tensor, !composer.tensor
+    %key = composer.constant("logits") : !composer.str
+    %d = composer.op "prim::DictConstruct"(%key, %h) : (!composer.str, !composer.tensor) -> !composer.dict<!composer.str, !composer.tensor>
+    %filled = composer.op "aten::dict"() : () -> !composer.dict<!composer.str, !composer.tensor>
+    composer.op "aten::_set_item"(%filled, %key, %r) : (!composer.dict<!composer.str, !composer.tensor>, !composer.str, !composer.tensor) -> ()
+    return %t, %own, %s, %d, %filled : !composer.tuple<!composer.tensor, !composer.tensor>, !composer.tensor, !composer.tensor, !composer.dict<!composer.str, !composer.tensor>, !composer.dict<!composer.str, !composer.tensor>
   }
 }
 // CHECK-LABEL: func.func @forward
 // CHECK-SAME: (%[[X:[^:]*]]: !composer.tensor)
+// CHECK: %[[H:.*]] = composer.linear
 // CHECK: %[[R:.*]] = composer.relu
 // CHECK: %[[RF:.*]] = composer.to_dtype %[[R]] {{.*}}dtype = #composer.dtype<f32>
 // CHECK: %[[T:.*]] = composer.op "prim::TupleConstruct"(%[[RF]], %[[X]])
 // CHECK: %[[OWN:.*]] = composer.linear
 // CHECK: %[[S:.*]] = composer.softmax
+// CHECK: %[[KEY:.*]] = composer.constant("logits")
+// CHECK: %[[HF:.*]] = composer.to_dtype %[[H]] {{.*}}dtype = #composer.dtype<f32>
+// CHECK: %[[D:.*]] = composer.op "prim::DictConstruct"(%[[KEY]], %[[HF]])
+// CHECK: %[[FILLED:.*]] = composer.op "aten::dict"()
+// CHECK: %[[RF2:.*]] = composer.to_dtype %[[R]] {{.*}}dtype = #composer.dtype<f32>
+// CHECK: composer.op "aten::_set_item"(%[[FILLED]], %[[KEY]], %[[RF2]])
 // CHECK-NOT: composer.to_dtype
-// CHECK: return %[[T]], %[[OWN]], %[[S]]
+// CHECK: return %[[T]], %[[OWN]], %[[S]], %[[D]], %[[FILLED]]
 
 // REPORT: remark: composer-mixed-precision: 2 ops given their autocast dtype, 1 skipped
 
