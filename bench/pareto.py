@@ -14,8 +14,10 @@ image classifier, bf16 autocast (`precision: amp_bf16`), and every
 composer-opt pass that changes this model (the model goes through the pass
 first, then trains with the plain recipe); then composer-opt's named
 pipelines and the recipes in examples/recipes. Training time is the speed
-monitor's "wall_clock/train" (evaluation and checkpoints left out); the
-final accuracy is the test accuracy at the end of the run. Writes
+monitor's "wall_clock/train" (evaluation and checkpoints left out), with
+the median step beside it (a stretch of the run that the machine slowed
+moves it little); the final accuracy is the test accuracy at the end of the
+run. Writes
 pareto.json (one object per run, `frontier: true` for the runs no other run
 beats in both time and accuracy) and pareto.png: one labelled point per
 run, coloured by kind, with the frontier drawn, the way Composer presents
@@ -151,8 +153,17 @@ def train(name, model, recipe, overrides, args, tmp):
                 accuracy = row["metrics/eval/Accuracy"]
                 if reached is None and accuracy >= args.target:
                     reached = clock.get(row["step"])
+    steps = sorted(clock)
+    step_seconds = [clock[b] - clock[a] for a, b in zip(steps, steps[1:])]
     return {"train_seconds": max(clock.values()), "final_accuracy": accuracy,
-            "steps": max(clock), "time_to_target": reached}
+            "steps": max(clock), "time_to_target": reached,
+            # Robust to a stretch of the run slowed by the machine.
+            "median_step_ms": 1000 * statistics.median(step_seconds)
+            if step_seconds else None}
+
+
+def format_ms(value):
+    return "-" if value is None else f"{value:.1f}"
 
 
 def summarize(trials):
@@ -165,6 +176,9 @@ def summarize(trials):
             "final_accuracy": statistics.median(t["final_accuracy"]
                                                 for t in trials),
             "steps": trials[0]["steps"],
+            "median_step_ms": (statistics.median(t["median_step_ms"]
+                                                 for t in trials)
+                               if trials[0]["median_step_ms"] else None),
             "time_to_target": (None if None in reached
                                else statistics.median(reached))}
 
@@ -280,17 +294,18 @@ def main():
                     continue
                 trials.append(trial)
                 print(f"# {run['name']} (run {len(trials)} of {args.repeat}):"
-                      f" {trial['train_seconds']:.1f} s, accuracy "
+                      f" {trial['train_seconds']:.1f} s, median step "
+                      f"{format_ms(trial['median_step_ms'])} ms, accuracy "
                       f"{trial['final_accuracy']:.4f}", flush=True)
         for run, _, _, _, trials in jobs:
             if "error" not in run:
                 run.update(summarize(trials))
-    print("| variant | kind | train time (s) | final accuracy "
-          "| time to target (s) |")
-    print("| --- | --- | --- | --- | --- |")
+    print("| variant | kind | train time (s) | median step (ms) "
+          "| final accuracy | time to target (s) |")
+    print("| --- | --- | --- | --- | --- | --- |")
     for run in runs:
         if "error" in run:
-            print(f"| {run['name']} | {run['kind']} | {run['error']} | | |")
+            print(f"| {run['name']} | {run['kind']} | {run['error']} | | | |")
             continue
         seconds = f"{run['train_seconds']:.1f}"
         if len(run["train_seconds_runs"]) > 1:
@@ -298,6 +313,7 @@ def main():
                         f"{max(run['train_seconds_runs']):.1f})")
         reached = run["time_to_target"]
         print(f"| {run['name']} | {run['kind']} | {seconds} | "
+              f"{format_ms(run['median_step_ms'])} | "
               f"{run['final_accuracy']:.4f} | "
               f"{'-' if reached is None else f'{reached:.1f}'} |")
     failed = [r for r in runs if "error" in r]

@@ -19,6 +19,8 @@ for run in runs:
     times = run["train_seconds_runs"]
     assert len(times) == result["settings"]["repeat"], run
     assert min(times) <= run["train_seconds"] <= max(times), run
+    # Three batches: the median of two step times, within the run's time.
+    assert 0 < run["median_step_ms"] <= 1000 * max(times), run
     assert 0 <= run["final_accuracy"] <= 1, run
 assert any(run["frontier"] for run in runs), "no run on the frontier"
 with open(os.path.join(out, "pareto.png"), "rb") as f:
