@@ -315,14 +315,7 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
     if (type && type.getDtype() == lowType)
       originalLowValues.insert(value);
   };
-  module.walk([&](Operation *op) {
-    for (Value result : op->getResults())
-      seedOriginalLow(result);
-    for (Region &region : op->getRegions())
-      for (Block &block : region)
-        for (Value arg : block.getArguments())
-          seedOriginalLow(arg);
-  });
+  module.walk([&](Operation *op) { forEachDefinedValue(op, seedOriginalLow); });
   // Post-order: operands (and the yields of an op's regions) are seen
   // before the op.
   SmallVector<Operation *> ops;

@@ -259,12 +259,7 @@ private:
   }
 
   void joinAliases(Operation *op) {
-    for (Value value : op->getResults())
-      indexOf(value);
-    for (Region &region : op->getRegions())
-      for (Block &block : region)
-        for (Value arg : block.getArguments())
-          indexOf(arg);
+    forEachDefinedValue(op, [&](Value value) { indexOf(value); });
     for (Value value : writtenOperands(op))
       if (isa<TorchTensorType>(value.getType()))
         tensorWrites.push_back(value);

@@ -149,6 +149,16 @@ template Value composer::createState<BufferOp>(OpBuilder &, SymbolTable &,
                                                StringRef, TorchTensorType,
                                                Attribute, Location);
 
+void composer::forEachDefinedValue(Operation *op,
+                                   function_ref<void(Value)> fn) {
+  for (Value result : op->getResults())
+    fn(result);
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      for (Value arg : block.getArguments())
+        fn(arg);
+}
+
 void composer::syncFunctionTypes(ModuleOp module) {
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())

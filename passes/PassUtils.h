@@ -64,6 +64,11 @@ mlir::Value createState(mlir::OpBuilder &builder,
                         llvm::StringRef baseName, TorchTensorType type,
                         mlir::Attribute init, mlir::Location loc);
 
+/// Calls `fn` on each value `op` defines: its results and the arguments of
+/// its regions' blocks.
+void forEachDefinedValue(mlir::Operation *op,
+                         llvm::function_ref<void(mlir::Value)> fn);
+
 /// Gives each function of `module` that has a body the types its entry
 /// block's arguments and its return's operands have now, after a rewrite
 /// changed them.
