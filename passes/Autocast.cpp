@@ -315,11 +315,13 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
     if (type && type.getDtype() == lowType)
       originalLowValues.insert(value);
   };
-  module.walk([&](Operation *op) { forEachDefinedValue(op, seedOriginalLow); });
   // Post-order: operands (and the yields of an op's regions) are seen
   // before the op.
   SmallVector<Operation *> ops;
-  module.walk([&](Operation *op) { ops.push_back(op); });
+  module.walk([&](Operation *op) {
+    ops.push_back(op);
+    forEachDefinedValue(op, seedOriginalLow);
+  });
   for (Operation *op : ops) {
     auto generic = dyn_cast<GenericOp>(op);
     StringRef kind = generic ? generic.getKind() : StringRef();

@@ -141,22 +141,30 @@ void RefineTypesPass::runOnOperation() {
 
   // One cache of symbol lookups (get_param -> declaration) for the walk.
   SymbolTableCollection symbolTables;
+  // An op counts as refined when all its tensor results have static shapes.
+  auto reportRefined = [&](Operation *op) {
+    if (llvm::all_of(op->getResultTypes(), [](Type type) {
+          auto tensor = dyn_cast<TorchTensorType>(type);
+          return !tensor || tensor.hasStaticShape();
+        }))
+      report.match(op);
+    else
+      report.skip(op, "shape partly unknown after inference");
+  };
+
   // Post-order: an if's branches are refined before the if.
   WalkResult walked = forward.walk([&](Operation *op) -> WalkResult {
     if (auto ifOp = dyn_cast<IfOp>(op)) {
-      bool anyTensor = false, allStatic = true;
+      bool anyTensor = false;
       for (auto [index, result] : llvm::enumerate(ifOp.getResults())) {
         if (!isa<TorchTensorType>(result.getType()))
           continue;
         anyTensor = true;
         if (failed(refine(result, inferIfResultType(ifOp, index))))
           return WalkResult::interrupt();
-        allStatic &= cast<TorchTensorType>(result.getType()).hasStaticShape();
       }
-      if (anyTensor && allStatic)
-        report.match(op);
-      else if (anyTensor)
-        report.skip(op, "shape partly unknown after inference");
+      if (anyTensor)
+        reportRefined(op);
       return WalkResult::advance();
     }
     if (op->getNumResults() != 1 ||
@@ -175,10 +183,7 @@ void RefineTypesPass::runOnOperation() {
     }
     if (failed(refine(op->getResult(0), inferred)))
       return WalkResult::interrupt();
-    if (cast<TorchTensorType>(op->getResult(0).getType()).hasStaticShape())
-      report.match(op);
-    else
-      report.skip(op, "shape partly unknown after inference");
+    reportRefined(op);
     return WalkResult::advance();
   });
   if (walked.wasInterrupted())
