@@ -37,6 +37,7 @@ private:
   LogicalResult exportBlock(Block &block);
   LogicalResult exportOp(Operation *op);
   LogicalResult exportTyped(Operation *op, TorchSchemaOp schemaOp);
+  jit::Node *createGetAttr(jit::Value *object, const std::string &field);
   FailureOr<jit::Value *> moduleValue(StringRef path, Location loc);
   FailureOr<jit::Value *> attributeValue(StringRef path, Location loc);
   FailureOr<std::vector<jit::Value *>> lookup(ValueRange values);
@@ -82,6 +83,18 @@ FailureOr<std::vector<jit::Value *>> Exporter::lookup(ValueRange range) {
   return result;
 }
 
+/// prim::GetAttr of `field` on `object`. Graph::createGetAttr would name
+/// its output after the field, which fails for the numbered children of an
+/// nn.ModuleList or nn.Sequential ("0" is no valid value name).
+jit::Node *Exporter::createGetAttr(jit::Value *object,
+                                   const std::string &field) {
+  jit::Node *node = graph->create(jit::prim::GetAttr, {object});
+  node->s_(jit::attr::name, field);
+  node->output()->setType(
+      object->type()->expectRef<c10::ClassType>().getAttribute(field));
+  return node;
+}
+
 // Submodule chains are emitted once, at the top of the graph, so they
 // dominate every use whatever block it is in.
 FailureOr<jit::Value *> Exporter::moduleValue(StringRef path, Location loc) {
@@ -96,7 +109,7 @@ FailureOr<jit::Value *> Exporter::moduleValue(StringRef path, Location loc) {
   if (!parentType || !parentType->hasAttribute(name.str()) ||
       !parentType->getAttribute(name.str())->cast<c10::ClassType>())
     return emitError(loc, "the model has no submodule '") << path << "'";
-  jit::Node *getAttr = graph->createGetAttr(*parent, name.str());
+  jit::Node *getAttr = createGetAttr(*parent, name.str());
   if (prologueEnd)
     getAttr->insertAfter(prologueEnd);
   else
@@ -116,7 +129,7 @@ FailureOr<jit::Value *> Exporter::attributeValue(StringRef path, Location loc) {
     return failure();
   if (!(*owner)->type()->expectRef<c10::ClassType>().hasAttribute(name.str()))
     return emitError(loc, "the model has no attribute '") << path << "'";
-  return graph->insertGetAttr(*owner, name.str());
+  return graph->insertNode(createGetAttr(*owner, name.str()))->output();
 }
 
 void Exporter::bind(Operation *op, jit::Node *node) {

@@ -249,22 +249,57 @@ LogicalResult Importer::importBlock(jit::Block *block) {
   return success();
 }
 
+/// The path below `parent` of the module a call recorded as instance `name`
+/// of `type` was made on: `name` itself, or `<container>.name` for a module
+/// called from inside a container that is never called itself
+/// (nn.ModuleList, nn.ModuleDict: no forward, so the call stack skips
+/// them), containers nested included. Several containers holding such a
+/// child give the first in attribute order: its state is declared and read
+/// at that path alike, so the model computes the same either way.
+std::optional<std::pair<std::string, jit::Module>>
+findCalledChild(const jit::Module &parent, const std::string &name,
+                const c10::ClassTypePtr &type, unsigned depth = 0) {
+  if (parent.hasattr(name) && parent.attr(name).isModule() &&
+      parent.attr(name).toModule().type() == type)
+    return std::make_pair(name, parent.attr(name).toModule());
+  if (depth > 8)
+    return std::nullopt;
+  for (const jit::NameModule &child : parent.named_children()) {
+    if (child.value.find_method("forward"))
+      continue;
+    if (auto found = findCalledChild(child.value, name, type, depth + 1))
+      return std::make_pair(child.name + "." + found->first, found->second);
+  }
+  return std::nullopt;
+}
+
 /// The attribute path of the module whose (inlined) method a node came
-/// from, such as "layer1.0.conv1"; empty for the top-level forward.
-std::string modulePathOf(jit::Node *node) {
+/// from, such as "layer1.0.conv1" or, through an nn.ModuleList, "h.0.attn";
+/// empty for the top-level forward.
+std::string modulePathOf(jit::Node *node, const jit::Module &model) {
   std::string path;
   auto callstack = node->callstack();
   if (!callstack)
     return path;
+  std::optional<jit::Module> current = model;
   for (const jit::InlinedCallStackEntry &entry : (*callstack)->vec()) {
     const auto &instance = std::get<2>(entry);
     // Calls of a module's own methods (self._conv_forward, say) are
     // recorded as instance "SELF".
     if (!instance || instance->instance_name() == "SELF")
       continue;
+    std::string step = instance->instance_name();
+    if (current) {
+      auto found = findCalledChild(*current, step, instance->class_type());
+      current.reset();
+      if (found) {
+        step = found->first;
+        current = found->second;
+      }
+    }
     if (!path.empty())
       path += '.';
-    path += instance->instance_name();
+    path += step;
   }
   return path;
 }
@@ -276,7 +311,7 @@ LogicalResult Importer::importNode(jit::Node *node) {
   if (isa<UnknownLoc>(loc))
     loc = fileLoc;
   // Passes name what they add after the module a site belongs to.
-  std::string modulePath = modulePathOf(node);
+  std::string modulePath = modulePathOf(node, model);
   if (!modulePath.empty())
     loc = NameLoc::get(builder.getStringAttr(modulePath), loc);
   jit::NodeKind kind = node->kind();

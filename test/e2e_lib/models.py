@@ -14,11 +14,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "examples"))
 # CausalSelfAttention is named here too: reference.py's ALiBi finds it.
 from gpt_decoder import CausalSelfAttention, GPTDecoder  # noqa: E402,F401
+from transformer_layouts import HFGPT2, Bert, Llama  # noqa: E402
 
 
 class UNet(nn.Module):
-    """A small two-level UNet: conv blocks, max-pool down, transposed-conv up,
-    skip connections by concatenation."""
+    """A small two-level UNet: conv blocks, max-pool down, a transposed
+    convolution and a bilinear upsampling up, skip connections by
+    concatenation."""
 
     def __init__(self, channels=3, classes=2, width=8):
         super().__init__()
@@ -35,7 +37,10 @@ class UNet(nn.Module):
         self.bottom = block(2 * width, 4 * width)
         self.up2 = nn.ConvTranspose2d(4 * width, 2 * width, 2, stride=2)
         self.dec2 = block(4 * width, 2 * width)
-        self.up1 = nn.ConvTranspose2d(2 * width, width, 2, stride=2)
+        # One level up by a transposed convolution, one by upsampling.
+        self.up1 = nn.Sequential(
+            nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False),
+            nn.Conv2d(2 * width, width, 1))
         self.dec1 = block(2 * width, width)
         self.head = nn.Conv2d(width, classes, 1)
 
@@ -46,6 +51,45 @@ class UNet(nn.Module):
         u2 = self.dec2(torch.cat([self.up2(b), d2], dim=1))
         u1 = self.dec1(torch.cat([self.up1(u2), d1], dim=1))
         return self.head(u1)
+
+
+class ListBlock(nn.Module):
+    """A residual conv block: conv, BN, ReLU, conv, BN, plus the input."""
+
+    def __init__(self, width, stride=1):
+        super().__init__()
+        self.conv1 = nn.Conv2d(width, width, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.conv2 = nn.Conv2d(width, width, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(width)
+        self.pool = nn.MaxPool2d(stride) if stride > 1 else nn.Identity()
+
+    def forward(self, x):
+        y = self.bn2(self.conv2(F.relu(self.bn1(self.conv1(x)))))
+        return F.relu(y + self.pool(x))
+
+
+class ListCNN(nn.Module):
+    """A CNN whose blocks live in an nn.ModuleList and an nn.ModuleDict, as
+    users write them, with a dropout and two linears in the head."""
+
+    def __init__(self, width=32, classes=10):
+        super().__init__()
+        self.stem = nn.Conv2d(3, width, 3, padding=1)
+        self.blocks = nn.ModuleList(
+            [ListBlock(width), ListBlock(width, stride=2)])
+        self.heads = nn.ModuleDict({
+            "hidden": nn.Linear(width, 4 * width),
+            "out": nn.Linear(4 * width, classes)})
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        x = F.relu(self.stem(x))
+        for block in self.blocks:
+            x = block(x)
+        x = x.mean((2, 3))
+        x = self.drop(F.gelu(self.heads["hidden"](x)))
+        return self.heads["out"](x)
 
 
 class GPT(GPTDecoder):
@@ -66,8 +110,13 @@ def build(name):
     image = lambda size=64: torch.randn(2, 3, size, size)
     if name == "unet":
         return UNet(), image(32)
+    if name == "list_cnn":
+        return ListCNN(), image(16)
     if name == "gpt2":
         return GPT(), torch.randint(0, 101, (2, 16))
+    layouts = {"hf_gpt2": HFGPT2, "bert": Bert, "llama": Llama}
+    if name in layouts:
+        return layouts[name](), torch.randint(0, 101, (2, 16))
     if name == "vit_b_16":
         return tvm.vit_b_16(weights=None), torch.randn(1, 3, 224, 224)
     if name == "googlenet":
