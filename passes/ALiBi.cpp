@@ -39,6 +39,9 @@ namespace {
 constexpr StringLiteral kAlibiAttrName = "composer.alibi";
 /// The initializer export checks an existing causal-mask buffer against.
 constexpr StringLiteral kCausalMaskInit = "tril_ones";
+/// The initializer export checks a position-index buffer against: 0..N-1
+/// along its last dimension.
+constexpr StringLiteral kPositionIdsInit = "arange";
 /// nn.MultiheadAttention's fused fast path, which takes no bias.
 constexpr StringLiteral kFusedAttentionKind =
     "aten::_native_multi_head_attention";
@@ -110,16 +113,28 @@ bool isNoneOrInt(Value value, int64_t expected) {
   return constant && *constant == expected;
 }
 
-/// The head count of an attention: a constant, or an int the graph
-/// computes (a module attribute, say).
+/// The head count of an attention: a constant, an int the graph computes
+/// (a module attribute, say), or, for scores known to be [B, H, Tq, Tk]
+/// whose view leaves H to run time (`view(B, T, -1, D)`, sizes listed as
+/// `list(x.size()[:-1]) + [H, D]` with H unknown), the scores' size(-3).
 struct HeadCount {
   std::optional<int64_t> constant;
   Value value;
+  bool fromScores = false;
 };
 
 /// How scores hold heads: [B, H, Tq, Tk] (split), or [B*H, Tq, Tk] (merged,
 /// as nn.MultiheadAttention's bmm has them, batch-major).
 enum class HeadLayout { Split, Merged };
+
+/// Sites the pass could not rewrite, with the reason: attention it could not
+/// bias, position embeddings it could not remove. Any of them makes the
+/// whole pass refuse (ALiBiPass::runOnOperation).
+struct Refusal {
+  Location site;
+  std::string reason;
+};
+using Refusals = SmallVector<Refusal>;
 
 /// The elements of an int[] operand: prim::ListConstruct's operands or a
 /// constant list's integers.
@@ -130,6 +145,38 @@ std::optional<SmallVector<OpFoldResult>> getListElements(Value list) {
     if (auto array = dyn_cast<ArrayAttr>(constant.getValue()))
       return SmallVector<OpFoldResult>(array.getValue());
   return std::nullopt;
+}
+
+/// The last elements of an int[] operand, as far as the graph tells them:
+/// `complete` when `elements` is the whole list. Lists built by
+/// concatenation (`list(t.size()[:-1]) + [heads, head_dim]`) end in the
+/// known elements of their last part; a part of unknown length (a size
+/// list, a slice of one) hides everything before it.
+struct ListSuffix {
+  SmallVector<OpFoldResult> elements;
+  bool complete = false;
+};
+
+std::optional<ListSuffix> getListSuffix(Value list, unsigned depth = 0) {
+  if (!isa<ListType>(list.getType()) || depth > kMaxChainLength)
+    return std::nullopt;
+  if (std::optional<SmallVector<OpFoldResult>> elements = getListElements(list))
+    return ListSuffix{std::move(*elements), /*complete=*/true};
+  if (auto copy = getGeneric(list, "aten::list"))
+    return getListSuffix(copy->getOperand(0), depth + 1);
+  auto concat = getGeneric(list, "aten::add");
+  if (!concat || concat->getNumOperands() != 2)
+    return ListSuffix();
+  std::optional<ListSuffix> tail =
+      getListSuffix(concat->getOperand(1), depth + 1);
+  if (!tail || !tail->complete)
+    return tail;
+  std::optional<ListSuffix> head =
+      getListSuffix(concat->getOperand(0), depth + 1);
+  if (!head)
+    return std::nullopt;
+  llvm::append_range(head->elements, tail->elements);
+  return head;
 }
 
 std::optional<int64_t> getConstantInt(OpFoldResult element) {
@@ -149,14 +196,14 @@ std::optional<std::pair<HeadCount, HeadLayout>> findHeadCount(Value operand) {
   // The ops from the view to `operand`, last first.
   SmallVector<Operation *> moves;
   Value value = operand;
-  std::optional<SmallVector<OpFoldResult>> sizes;
+  std::optional<ListSuffix> sizes;
   for (unsigned step = 0; step < kMaxChainLength && !sizes; ++step) {
     Operation *def = value.getDefiningOp();
     if (!def || def->getNumOperands() == 0)
       return std::nullopt;
     if (isa<ViewOp, ReshapeOp>(def) ||
         isGenericOf(def, {"aten::view", "aten::reshape"})) {
-      sizes = getListElements(def->getOperand(1));
+      sizes = getListSuffix(def->getOperand(1));
       if (!sizes)
         return std::nullopt;
       break;
@@ -169,10 +216,23 @@ std::optional<std::pair<HeadCount, HeadLayout>> findHeadCount(Value operand) {
       return std::nullopt;
     value = def->getOperand(0);
   }
-  if (!sizes || (sizes->size() != 4 && sizes->size() != 3))
+  if (!sizes)
     return std::nullopt;
+  // The view's rank: its list's length, or a permute's on the way.
+  int64_t rank = sizes->complete ? int64_t(sizes->elements.size()) : 0;
+  for (Operation *move : moves)
+    if (cast<GenericOp>(move).getKind() == "aten::permute")
+      if (std::optional<SmallVector<OpFoldResult>> perm =
+              getListElements(move->getOperand(1)))
+        rank = perm->size();
+  if ((rank != 4 && rank != 3) || int64_t(sizes->elements.size()) > rank)
+    return std::nullopt;
+  // The known elements are the last ones; the unknown ones before them are
+  // left empty.
+  SmallVector<OpFoldResult> known(rank - sizes->elements.size(),
+                                  OpFoldResult());
+  llvm::append_range(known, sizes->elements);
   // Which view dimension each position of `operand` holds.
-  int64_t rank = sizes->size();
   SmallVector<int64_t> order = llvm::to_vector(llvm::seq<int64_t>(0, rank));
   auto normalize = [&](OpFoldResult dim) -> std::optional<int64_t> {
     std::optional<int64_t> index = getConstantInt(dim);
@@ -204,6 +264,8 @@ std::optional<std::pair<HeadCount, HeadLayout>> findHeadCount(Value operand) {
   }
   // A constant below 1 (view's -1) leaves the count to run time.
   auto fromSize = [](OpFoldResult size) -> std::optional<HeadCount> {
+    if (!size)
+      return std::nullopt;
     if (std::optional<int64_t> constant = getConstantInt(size))
       return *constant >= 1 ? std::optional(HeadCount{constant, Value()})
                             : std::nullopt;
@@ -213,14 +275,14 @@ std::optional<std::pair<HeadCount, HeadLayout>> findHeadCount(Value operand) {
     return std::nullopt;
   };
   if (rank == 4) {
-    std::optional<HeadCount> heads = fromSize((*sizes)[order[1]]);
+    std::optional<HeadCount> heads = fromSize(known[order[1]]);
     if (!heads)
-      return std::nullopt;
+      heads = HeadCount{std::nullopt, Value(), /*fromScores=*/true};
     return std::make_pair(*heads, HeadLayout::Split);
   }
   // Merged: B * H, as an int product (scripted) or aten::Int of a tensor
   // product (traced); H is the factor that is not a size.
-  auto product = dyn_cast<Value>((*sizes)[order[0]]);
+  auto product = dyn_cast_if_present<Value>(known[order[0]]);
   if (!product)
     return std::nullopt;
   if (auto toInt = getGeneric(product, "aten::Int"))
@@ -647,6 +709,8 @@ Value buildBiasedLogits(PatternRewriter &rewriter, Location loc, Value logits,
   Value keys = aten.node("aten::size", {logits, aten.integer(-1)}, intType);
   Value device = aten.node("prim::device", {logits}, DeviceType::get(ctx));
   Value f32 = aten.integer(int64_t(torch_upstream::ScalarType::Float));
+  if (heads.fromScores)
+    heads.value = aten.node("aten::size", {logits, aten.integer(-3)}, intType);
   Value first = aten.node("aten::sub", {keys, queries}, intType);
   Value i = aten.node("aten::arange",
                       {first, keys, f32, aten.none(), device, aten.none()},
@@ -694,8 +758,10 @@ Value buildBiasedLogits(PatternRewriter &rewriter, Location loc, Value logits,
 
 /// An attention's softmax, given ALiBi's bias.
 struct BiasAttention : OpRewritePattern<SoftmaxOp> {
-  BiasAttention(MLIRContext *ctx, SiteReport &report, CausalMasks &masks)
-      : OpRewritePattern(ctx), report(report), masks(masks) {}
+  BiasAttention(MLIRContext *ctx, SiteReport &report, CausalMasks &masks,
+                Refusals &refusals)
+      : OpRewritePattern(ctx), report(report), masks(masks),
+        refusals(refusals) {}
 
   LogicalResult matchAndRewrite(SoftmaxOp softmax,
                                 PatternRewriter &rewriter) const override {
@@ -703,12 +769,16 @@ struct BiasAttention : OpRewritePattern<SoftmaxOp> {
     // classifier's) go unreported.
     if (!feedsValueMatmul(softmax.getResult()))
       return failure();
+    if (softmax->hasAttr(kAlibiAttrName) ||
+        hasDistanceBias(softmax.getSelf())) {
+      report.skip(softmax, "already has an ALiBi bias");
+      return failure();
+    }
     auto skip = [&](StringRef reason) {
       report.skip(softmax, reason);
+      refusals.push_back({softmax.getLoc(), reason.str()});
       return failure();
     };
-    if (softmax->hasAttr(kAlibiAttrName) || hasDistanceBias(softmax.getSelf()))
-      return skip("already has an ALiBi bias");
     auto type = dyn_cast<TorchTensorType>(softmax.getSelf().getType());
     int64_t dim = softmax.getDim();
     if (dim != -1 && !(type && type.getHasRank() && dim == type.getRank() - 1))
@@ -716,12 +786,14 @@ struct BiasAttention : OpRewritePattern<SoftmaxOp> {
     Scores scores;
     if (!findScores(softmax.getSelf(), scores))
       return skip("the scores are not a matmul of q and k");
-    std::optional<std::pair<HeadCount, HeadLayout>> heads =
-        findHeadCount(scores.matmul->getOperand(0));
-    if (!heads)
-      heads = findHeadCount(scores.matmul->getOperand(1));
-    if (!heads)
-      heads = getTypedHeadCount(scores.matmul->getResult(0));
+    // The first count the graph states; the scores' size(-3) only where
+    // none does.
+    std::optional<std::pair<HeadCount, HeadLayout>> heads;
+    for (auto candidate : {findHeadCount(scores.matmul->getOperand(0)),
+                           findHeadCount(scores.matmul->getOperand(1)),
+                           getTypedHeadCount(scores.matmul->getResult(0))})
+      if (candidate && (!heads || heads->first.fromScores))
+        heads = candidate;
     if (!heads)
       return skip("the head count is unknown (q and k are not views with a "
                   "heads dimension)");
@@ -756,6 +828,7 @@ struct BiasAttention : OpRewritePattern<SoftmaxOp> {
 
   SiteReport &report;
   CausalMasks &masks;
+  Refusals &refusals;
 };
 
 /// Ops a position index or embedding passes through unchanged in value.
@@ -770,8 +843,9 @@ bool isPositionReshape(Operation *op) {
 /// value, leaves the graph; W stays, frozen.
 struct RemovePositionEmbedding : OpRewritePattern<GenericOp> {
   RemovePositionEmbedding(MLIRContext *ctx, SymbolTableCollection &symbolTables,
-                          SiteReport &report)
-      : OpRewritePattern(ctx), symbolTables(symbolTables), report(report) {}
+                          SiteReport &report, Refusals &refusals)
+      : OpRewritePattern(ctx), symbolTables(symbolTables), report(report),
+        refusals(refusals) {}
 
   LogicalResult matchAndRewrite(GenericOp embedding,
                                 PatternRewriter &rewriter) const override {
@@ -788,15 +862,22 @@ struct RemovePositionEmbedding : OpRewritePattern<GenericOp> {
     }
     auto skip = [&](StringRef reason) {
       report.skip(embedding, reason);
+      refusals.push_back({embedding.getLoc(), reason.str()});
       return failure();
     };
+    BufferOp positionBuffer;
     if (!getGeneric(indices, "aten::arange")) {
-      Value read = indices;
-      while (auto slice = getGeneric(read, "aten::slice"))
-        read = slice->getOperand(0);
-      if (read.getDefiningOp<GetParamOp>())
-        return skip("the indices are a buffer, not torch.arange positions");
-      return failure();
+      FailureOr<BufferOp> buffer = getPositionBuffer(embedding, indices);
+      if (failed(buffer))
+        return failure();
+      if (!*buffer) {
+        // Not a site: a lookup of indices the model holds, not positions
+        // the pass can vouch for. Reported, but not a reason to refuse.
+        report.skip(embedding,
+                    "the indices are a buffer, not torch.arange positions");
+        return failure();
+      }
+      positionBuffer = *buffer;
     }
     // Through reshapes of one user each to the add.
     Value value = embedding->getResult(0);
@@ -828,6 +909,11 @@ struct RemovePositionEmbedding : OpRewritePattern<GenericOp> {
       return skip("the sum is larger than the other value");
 
     report.match(add);
+    if (positionBuffer)
+      rewriter.modifyOpInPlace(positionBuffer, [&] {
+        positionBuffer.setInitializerAttr(
+            rewriter.getStringAttr(kPositionIdsInit));
+      });
     rewriter.replaceAllUsesWith(add.getResult(), other);
     eraseWithConstants(rewriter, add);
     Value weight = embedding->getOperand(0);
@@ -836,10 +922,13 @@ struct RemovePositionEmbedding : OpRewritePattern<GenericOp> {
       eraseWithConstants(rewriter, op);
     // The positions go if nothing else reads them.
     while (Operation *def = positions.getDefiningOp()) {
+      bool isSlice = isGenericOf(def, {"aten::slice"});
       if (!def->use_empty() ||
-          !(isPositionReshape(def) || isGenericOf(def, {"aten::arange"})))
+          !(isPositionReshape(def) || isSlice || isa<GetParamOp>(def) ||
+            isGenericOf(def, {"aten::arange"})))
         break;
-      positions = isPositionReshape(def) ? def->getOperand(0) : Value();
+      positions =
+          isPositionReshape(def) || isSlice ? def->getOperand(0) : Value();
       eraseWithConstants(rewriter, def);
       if (!positions)
         break;
@@ -856,35 +945,120 @@ struct RemovePositionEmbedding : OpRewritePattern<GenericOp> {
     return success();
   }
 
+  /// The buffer `indices` slices, if it can hold positions
+  /// (`self.position_ids[:, :T]`, BERT's layout): an integer [1, N] or [N]
+  /// buffer with no initializer of its own (or the one this pass gave it),
+  /// sliced in its last dimension from 0 with step 1, into a table of at
+  /// least N rows (a token-type buffer, also integer and [1, N], indexes a
+  /// table of two). Export checks that it holds 0..N-1. Null if `indices`
+  /// reads a buffer the pass cannot vouch for; failure if it reads no
+  /// buffer, or one that indexes a table too small for its positions.
+  FailureOr<BufferOp> getPositionBuffer(GenericOp embedding,
+                                        Value indices) const {
+    SmallVector<GenericOp> slices;
+    Value value = indices;
+    while (auto slice = getGeneric(value, "aten::slice")) {
+      slices.push_back(slice);
+      value = slice->getOperand(0);
+    }
+    auto read = value.getDefiningOp<GetParamOp>();
+    if (!read)
+      return failure();
+    auto buffer =
+        dyn_cast_or_null<BufferOp>(lookupStateDecl(read, symbolTables));
+    if (!buffer)
+      return BufferOp();
+    TorchTensorType type = buffer.getTensorType();
+    auto dtype = type.getDtype() ? dyn_cast<IntegerType>(type.getDtype())
+                                 : IntegerType();
+    if (!dtype || !type.getHasRank() || type.getRank() < 1 ||
+        type.getRank() > 2 ||
+        (type.getRank() == 2 && type.getSizes().front() != 1))
+      return BufferOp();
+    if (Attribute init = buffer.getInitializerAttr();
+        init && init != StringAttr::get(getContext(), kPositionIdsInit))
+      return BufferOp();
+    int64_t rank = type.getRank();
+    for (GenericOp slice : slices) {
+      if (slice->getNumOperands() != 5)
+        return BufferOp();
+      std::optional<int64_t> dim = getConstantInt(slice->getOperand(1));
+      if (dim && *dim < 0)
+        *dim += rank;
+      if (!dim || !isNoneOrInt(slice->getOperand(4), 1))
+        return BufferOp();
+      // Leading dimensions are taken whole; the last from 0.
+      if (!isNoneOrInt(slice->getOperand(2), 0))
+        return BufferOp();
+      if (*dim != rank - 1 && !isNoneOrInt(slice->getOperand(3), INT64_MAX))
+        return BufferOp();
+    }
+    auto table = dyn_cast_or_null<TorchTensorType>(
+        getDeclaredStateType(embedding->getOperand(0), symbolTables));
+    int64_t positions = type.getSizes().back();
+    if (!table || !table.getHasRank() || table.getRank() != 2 ||
+        positions == TorchTensorType::kUnknownSize)
+      return BufferOp();
+    // Too few rows for positions 0..N-1: some other index (token types).
+    if (table.getSizes().front() < positions)
+      return failure();
+    return buffer;
+  }
+
   SymbolTableCollection &symbolTables;
   SiteReport &report;
+  Refusals &refusals;
 };
 
 struct ALiBiPass : public composer::impl::ALiBiBase<ALiBiPass> {
   using ALiBiBase::ALiBiBase;
 
+  // All or nothing: the rewrite runs on a copy of the module, which
+  // replaces it only if every site that reads what the pass removes got its
+  // rewrite. Position embeddings and fixed-size masks removed while some
+  // attention keeps no bias would leave that attention without position
+  // information.
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    OwningOpRef<ModuleOp> copy = module.clone();
     SymbolTableCollection symbolTables;
     SiteReport attention(module, getArgument());
     SiteReport positions(module, getArgument());
     SiteReport maskReport(module, getArgument());
+    Refusals refusals;
     CausalMasks masks(symbolTables, maskReport);
     RewritePatternSet patterns(&getContext());
     patterns.add<RemovePositionEmbedding>(&getContext(), symbolTables,
-                                          positions);
-    patterns.add<BiasAttention>(&getContext(), attention, masks);
-    applyPatternsOnce(module, std::move(patterns));
+                                          positions, refusals);
+    patterns.add<BiasAttention>(&getContext(), attention, masks, refusals);
+    applyPatternsOnce(*copy, std::move(patterns));
     // A fused attention the pass could not make take the op-by-op path.
-    module.walk([&](GenericOp op) {
+    copy->walk([&](GenericOp op) {
       if (op.getKind() != kFusedAttentionKind)
         return;
       auto ifOp = dyn_cast<IfOp>(op->getParentOp());
       if (ifOp && getConstantBool(ifOp.getCondition()) == false)
         return;
-      attention.skip(op, "fused attention (aten::_native_multi_head_attention)"
-                         ": its scores are not in the graph");
+      StringRef reason = "fused attention (aten::_native_multi_head_attention)"
+                         ": its scores are not in the graph";
+      attention.skip(op, reason);
+      refusals.push_back({op.getLoc(), reason.str()});
     });
+    bool changed = attention.getNumMatched() || positions.getNumMatched() ||
+                   maskReport.getNumMatched();
+    if (changed && !refusals.empty()) {
+      InFlightDiagnostic diag = module.emitError()
+                                << getArgument() << ": " << refusals.size()
+                                << " site(s) cannot take ALiBi, so nothing "
+                                   "was changed: without every attention's "
+                                   "bias, removing the position embeddings "
+                                   "and fixed-size masks changes what the "
+                                   "model computes";
+      for (const Refusal &refusal : refusals)
+        diag.attachNote(refusal.site) << refusal.reason;
+      return signalPassFailure();
+    }
+    module.getBodyRegion().takeBody(copy->getBodyRegion());
     attention.emit("attention sites given ALiBi biases");
     if (positions.getNumMatched() || positions.getNumSkipped())
       positions.emit("position embeddings removed");

@@ -295,32 +295,45 @@ FailureOr<at::Tensor> materializeTrilOnes(StringRef key,
       .contiguous();
 }
 
-/// On state the model has, "tril_ones" is what a pass assumed the tensor
-/// holds when it rewrote the graph (composer-alibi builds a causal mask
-/// buffer's slices from the sequence length instead): a tensor that differs
+/// "arange": 0..N-1 along the last dimension, the same in every leading
+/// one (position indices).
+constexpr llvm::StringLiteral kArangeInit = "arange";
+
+/// On state the model has, "tril_ones" and "arange" are what a pass assumed
+/// the tensor holds when it rewrote the graph (composer-alibi builds a
+/// causal mask buffer's slices from the sequence length instead, and
+/// removes the embedding of a position-index buffer): a tensor that differs
 /// fails the export.
 LogicalResult checkAssumedValue(StringRef key, const at::Tensor &tensor,
                                 Attribute initializer, TorchTensorType declared,
                                 Location loc) {
   auto kind = dyn_cast_or_null<StringAttr>(initializer);
-  if (!kind || kind.getValue() != kTrilOnesInit)
+  if (!kind ||
+      (kind.getValue() != kTrilOnesInit && kind.getValue() != kArangeInit))
     return success();
   std::optional<c10::ScalarType> dtype = exportDtype(declared.getDtype());
   if (!dtype)
     return emitError(loc, "'") << key << "' has no tensor dtype";
-  FailureOr<at::Tensor> expected =
-      materializeTrilOnes(key, declared, *dtype, loc);
+  FailureOr<at::Tensor> expected = at::Tensor();
+  if (kind.getValue() == kTrilOnesInit)
+    expected = materializeTrilOnes(key, declared, *dtype, loc);
+  else if (tensor.dim() >= 1)
+    expected = at::arange(tensor.size(-1), at::TensorOptions().dtype(*dtype))
+                   .expand(tensor.sizes());
   if (failed(expected))
     return failure();
-  if (tensor.sizes() == expected->sizes() &&
+  if (expected->defined() && tensor.sizes() == expected->sizes() &&
       at::equal(tensor.detach().to(*dtype), *expected))
     return success();
   return emitError(loc, "'")
-         << key
-         << "' does not hold lower-triangular ones (\"tril_ones\"), which "
-            "a pass assumed when it rewrote the graph (composer-alibi reads a "
-            "causal mask built from the sequence length instead): the "
-            "exported model would compute something else";
+         << key << "' does not hold "
+         << (kind.getValue() == kTrilOnesInit
+                 ? "lower-triangular ones (\"tril_ones\")"
+                 : "0..N-1 along its last dimension (\"arange\")")
+         << ", which a pass assumed when it rewrote the graph (composer-alibi "
+            "builds causal masks from the sequence length and removes "
+            "embeddings of positions): the exported model would compute "
+            "something else";
 }
 
 /// The tensor a new parameter or buffer starts as: a dense initializer

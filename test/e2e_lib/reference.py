@@ -548,11 +548,87 @@ def _alibi_gpt_forward(self, idx):
     return self.head(self.ln_f(self.blocks(self.drop(self.tok(idx)))))
 
 
+def _alibi_bias(heads, queries, keys):
+    """-m_h |i - j| for queries the last Tq of Tk positions, [H, Tq, Tk]."""
+    slopes = torch.tensor(_alibi_slopes(heads))
+    i = torch.arange(keys - queries, keys, dtype=torch.float32)
+    j = torch.arange(keys, dtype=torch.float32)
+    return -slopes.view(-1, 1, 1) * (j[None, :] - i[:, None]).abs()
+
+
+def _alibi_hf_gpt2_attn(self, query, key, value):
+    """transformer_layouts.GPT2Attention._attn with ALiBi: the bias added
+    before the causal mask, which is built for the sequence length (the
+    buffer stays)."""
+    scores = torch.matmul(query, key.transpose(-1, -2))
+    scores = scores / (value.size(-1) ** 0.5)
+    tq, tk = query.size(-2), key.size(-2)
+    scores = scores + _alibi_bias(self.num_heads, tq, tk)
+    causal = torch.ones(tk, tk, dtype=torch.bool).tril()[tk - tq:tk, :tk]
+    scores = torch.where(causal, scores, self.masked_bias.to(scores.dtype))
+    probs = self.attn_dropout(F.softmax(scores, dim=-1))
+    return torch.matmul(probs, value)
+
+
+def _alibi_bert_attention_forward(self, hidden_states, attention_mask):
+    """transformer_layouts.BertSelfAttention with ALiBi's symmetric bias
+    (Composer's BERT form) added to the scores before the padding mask."""
+    q = self.transpose_for_scores(self.query(hidden_states))
+    k = self.transpose_for_scores(self.key(hidden_states))
+    v = self.transpose_for_scores(self.value(hidden_states))
+    scores = torch.matmul(q, k.transpose(-1, -2))
+    scores = scores / math.sqrt(self.attention_head_size)
+    t = hidden_states.size(1)
+    scores = scores + attention_mask + _alibi_bias(self.num_attention_heads, t, t)
+    probs = self.dropout(F.softmax(scores, dim=-1))
+    context = torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous()
+    return context.view(context.size(0), context.size(1), self.all_head_size)
+
+
+def _bert_embeddings_without_positions(self, input_ids):
+    seq_length = input_ids.size(1)
+    token_type_ids = self.token_type_ids[:, :seq_length].expand(
+        input_ids.size(0), seq_length)
+    embeddings = (self.word_embeddings(input_ids)
+                  + self.token_type_embeddings(token_type_ids))
+    return self.dropout(self.LayerNorm(embeddings))
+
+
+def _alibi_layouts(model):
+    """ALiBi by module surgery on transformer_layouts' HF GPT-2 and BERT:
+    the position table frozen and out of the forward, each attention
+    biased. None for another model."""
+    import transformer_layouts as layouts
+    if isinstance(model, layouts.HFGPT2):
+        model.wpe.weight.requires_grad_(False)
+        model.wpe.forward = lambda positions: torch.zeros(())
+        attention, method, forward = (layouts.GPT2Attention, "_attn",
+                                      _alibi_hf_gpt2_attn)
+    elif isinstance(model, layouts.Bert):
+        embeddings = model.embeddings
+        embeddings.position_embeddings.weight.requires_grad_(False)
+        embeddings.forward = types.MethodType(
+            _bert_embeddings_without_positions, embeddings)
+        attention, method, forward = (layouts.BertSelfAttention, "forward",
+                                      _alibi_bert_attention_forward)
+    else:
+        return None
+    sites = 0
+    for module in model.modules():
+        if isinstance(module, attention):
+            setattr(module, method, types.MethodType(forward, module))
+            sites += 1
+    return sites
+
+
 def alibi(model):
     """ALiBi as Composer applies it to GPT-2, on models.GPT: the position
     embedding leaves the forward (its weight stays, frozen) and each
     attention adds its heads' linear biases. Returns the attention count."""
     import models
+    sites = _alibi_layouts(model)
+    if sites is not None:
+        return sites
     model.pos.weight.requires_grad_(False)
     model.forward = types.MethodType(_alibi_gpt_forward, model)
     sites = 0

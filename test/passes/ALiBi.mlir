@@ -263,14 +263,16 @@ module {
 
 // -----
 
-// Sites skipped, with their reasons; softmaxes that weigh no values are not
-// sites.
+// Layouts read at run time, masks left as they are, lookups that are not
+// sites; softmaxes that weigh no values are not sites either.
 module {
   composer.parameter @emb.weight : !composer.tensor<16x8xf32>
+  composer.parameter @types.weight : !composer.tensor<2x8xf32>
   composer.buffer @position_ids : !composer.tensor<1x16xi64>
+  composer.buffer @token_type_ids : !composer.tensor<1x16xi64>
   composer.buffer @wide.mask : !composer.tensor<2x1x16x16xi1>
   composer.buffer @strided.mask : !composer.tensor<1x1x16x16xi1>
-  func.func @forward(%q: !composer.tensor, %k: !composer.tensor, %v: !composer.tensor, %x: !composer.tensor, %b: !composer.int, %t: !composer.int) -> (!composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor) {
+  func.func @forward(%q: !composer.tensor, %k: !composer.tensor, %v: !composer.tensor, %x: !composer.tensor, %b: !composer.int, %t: !composer.int) -> (!composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor) {
     %none = composer.constant(none) : !composer.none
     %false = composer.constant(false) : !composer.bool
     %c-2 = composer.constant(-2) : !composer.int
@@ -281,25 +283,29 @@ module {
     %c3 = composer.constant(3) : !composer.int
     %c4 = composer.constant(4) : !composer.int
     %c8 = composer.constant(8) : !composer.int
+    %max = composer.constant(9223372036854775807) : !composer.int
     %ninf = composer.constant(0xFFF0000000000000 : f64) : !composer.float
     %kt = composer.op "aten::transpose"(%k, %c-2, %c-1) : (!composer.tensor, !composer.int, !composer.int) -> !composer.tensor
-    // Heads not shown: the scores are products of unsplit tensors.
-    %s1 = composer.matmul %q, %kt : (!composer.tensor, !composer.tensor) -> !composer.tensor
-    %p1 = composer.softmax %s1 {dim = -1 : i64} : (!composer.tensor) -> !composer.tensor
-    %y1 = composer.matmul %p1, %v : (!composer.tensor, !composer.tensor) -> !composer.tensor
-    // view(B, T, -1, D): the head count is inferred when run.
+    // view(B, T, -1, D): H is the scores' size(-3) when run.
     %shape = composer.op "prim::ListConstruct"(%b, %t, %c-1, %c8) : (!composer.int, !composer.int, !composer.int, !composer.int) -> !composer.list<!composer.int>
     %qv = composer.view %q, %shape : (!composer.tensor, !composer.list<!composer.int>) -> !composer.tensor
     %qh = composer.op "aten::transpose"(%qv, %c1, %c2) : (!composer.tensor, !composer.int, !composer.int) -> !composer.tensor
     %s2 = composer.matmul %qh, %kt : (!composer.tensor, !composer.tensor) -> !composer.tensor
     %p2 = composer.softmax %s2 {dim = -1 : i64} : (!composer.tensor) -> !composer.tensor
     %y2 = composer.matmul %p2, %v : (!composer.tensor, !composer.tensor) -> !composer.tensor
-    // Not over the last dimension.
-    %p3 = composer.softmax %s1 {dim = 1 : i64} : (!composer.tensor) -> !composer.tensor
+    // HF's split_heads, view(list(x.size()[:-1]) + [4, 8]) then
+    // permute(0, 2, 1, 3): H = 4 from the end of the concatenated list.
+    %sizes = composer.op "aten::size"(%q) : (!composer.tensor) -> !composer.list<!composer.int>
+    %lead = composer.op "aten::slice"(%sizes, %none, %c-1, %c1) : (!composer.list<!composer.int>, !composer.none, !composer.int, !composer.int) -> !composer.list<!composer.int>
+    %copy = composer.op "aten::list"(%lead) : (!composer.list<!composer.int>) -> !composer.list<!composer.int>
+    %hd = composer.op "prim::ListConstruct"(%c4, %c8) : (!composer.int, !composer.int) -> !composer.list<!composer.int>
+    %split = composer.op "aten::add"(%copy, %hd) : (!composer.list<!composer.int>, !composer.list<!composer.int>) -> !composer.list<!composer.int>
+    %perm = composer.constant([0, 2, 1, 3]) : !composer.list<!composer.int>
+    %qs = composer.op "aten::view"(%q, %split) : (!composer.tensor, !composer.list<!composer.int>) -> !composer.tensor
+    %qp = composer.op "aten::permute"(%qs, %perm) : (!composer.tensor, !composer.list<!composer.int>) -> !composer.tensor
+    %s3 = composer.matmul %qp, %kt : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %p3 = composer.softmax %s3 {dim = -1 : i64} : (!composer.tensor) -> !composer.tensor
     %y3 = composer.matmul %p3, %v : (!composer.tensor, !composer.tensor) -> !composer.tensor
-    // Scores that are no matmul.
-    %p4 = composer.softmax %x {dim = -1 : i64} : (!composer.tensor) -> !composer.tensor
-    %y4 = composer.matmul %p4, %v : (!composer.tensor, !composer.tensor) -> !composer.tensor
     // A classifier's softmax: not a site.
     %p5 = composer.softmax %x {dim = -1 : i64} : (!composer.tensor) -> !composer.tensor
     // Masks the pass cannot rebuild (the sites themselves are biased): a
@@ -317,41 +323,58 @@ module {
     %m7 = composer.op "aten::masked_fill"(%s6, %st, %ninf) : (!composer.tensor, !composer.tensor, !composer.float) -> !composer.tensor
     %p7 = composer.softmax %m7 {dim = -1 : i64} : (!composer.tensor) -> !composer.tensor
     %y7 = composer.matmul %p7, %v : (!composer.tensor, !composer.tensor) -> !composer.tensor
-    // Position embeddings left alone: indices from a buffer (BERT's
-    // position_ids), and a lookup with other users.
+    // BERT's embeddings: positions from the position_ids buffer sliced to
+    // the sequence length (removed; export checks the buffer holds 0..15),
+    // token types from a buffer of the same shape into a table of 2 rows,
+    // which cannot hold positions 0..15 (not a site).
+    %wt = composer.get_param @types.weight : !composer.tensor
+    %tids = composer.get_param @token_type_ids : !composer.tensor
+    %ts0 = composer.op "aten::slice"(%tids, %c0, %c0, %max, %c1) : (!composer.tensor, !composer.int, !composer.int, !composer.int, !composer.int) -> !composer.tensor
+    %ts1 = composer.op "aten::slice"(%ts0, %c1, %none, %t, %c1) : (!composer.tensor, !composer.int, !composer.none, !composer.int, !composer.int) -> !composer.tensor
+    %te = composer.op "aten::embedding"(%wt, %ts1, %c-1, %false, %false) : (!composer.tensor, !composer.tensor, !composer.int, !composer.bool, !composer.bool) -> !composer.tensor
+    %x0 = composer.add %x, %te {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
     %w = composer.get_param @emb.weight : !composer.tensor
     %ids = composer.get_param @position_ids : !composer.tensor
     %idslice = composer.op "aten::slice"(%ids, %c1, %c0, %t, %c1) : (!composer.tensor, !composer.int, !composer.int, !composer.int, !composer.int) -> !composer.tensor
     %e1 = composer.op "aten::embedding"(%w, %idslice, %c-1, %false, %false) : (!composer.tensor, !composer.tensor, !composer.int, !composer.bool, !composer.bool) -> !composer.tensor
-    %x1 = composer.add %x, %e1 {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
-    %cpu = composer.constant("cpu") : !composer.device
-    %ar = composer.op "aten::arange"(%t, %none, %none, %cpu, %none) : (!composer.int, !composer.none, !composer.none, !composer.device, !composer.none) -> !composer.tensor
-    %e2 = composer.op "aten::embedding"(%w, %ar, %c-1, %false, %false) : (!composer.tensor, !composer.tensor, !composer.int, !composer.bool, !composer.bool) -> !composer.tensor
-    %x2 = composer.add %x1, %e2 {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
-    %x3 = composer.mul %x2, %e2 : (!composer.tensor, !composer.tensor) -> !composer.tensor
-    return %y1, %y2, %y3, %y4, %p5, %y6, %y7, %x3 : !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor
+    %x1 = composer.add %x0, %e1 {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    return %y2, %y3, %p5, %y6, %y7, %x1 : !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor
   }
 }
 // CHECK-LABEL: module
-// CHECK-DAG: composer.parameter @emb.weight : !composer.tensor<16x8xf32>
+// CHECK-DAG: composer.parameter @emb.weight frozen : !composer.tensor<16x8xf32>
+// CHECK-DAG: composer.parameter @types.weight : !composer.tensor<2x8xf32>
+// CHECK-DAG: composer.buffer @position_ids init("arange") : !composer.tensor<1x16xi64>
+// CHECK-DAG: composer.buffer @token_type_ids : !composer.tensor<1x16xi64>
 // CHECK-DAG: composer.buffer @wide.mask : !composer.tensor<2x1x16x16xi1>
 // CHECK-DAG: composer.buffer @strided.mask : !composer.tensor<1x1x16x16xi1>
 // CHECK-LABEL: func.func @forward
+// The view's -1: H = size(scores, -3), the slopes computed from it.
+// CHECK: %[[S2:.*]] = composer.matmul
+// CHECK: %[[MINUS3:.*]] = composer.constant(-3) : !composer.int
+// CHECK: %[[H2:.*]] = composer.op "aten::size"(%[[S2]], %[[MINUS3]]) : (!composer.tensor, !composer.int) -> !composer.int
+// CHECK: composer.op "aten::scalar_tensor"(%[[H2]],
+// CHECK: composer.softmax %{{.*}} {composer.alibi
+// HF's list: 4 heads, constant slopes.
+// CHECK: composer.op "aten::permute"
+// CHECK: composer.constant([-2.500000e-01, -6.250000e-02, -1.562500e-02, -3.906250e-03])
+// CHECK: composer.softmax %{{.*}} {composer.alibi
+// CHECK: composer.softmax %{{.*}} {dim = -1 : i64}
 // CHECK-COUNT-2: composer.softmax %{{.*}} {composer.alibi
-// CHECK-NOT: composer.alibi
-// CHECK: composer.op "aten::embedding"
-// CHECK: composer.op "aten::embedding"
+// CHECK-NOT: @position_ids
+// CHECK: %[[TE:.*]] = composer.op "aten::embedding"(%{{.*}}, %{{.*}}, %{{.*}})
+// CHECK-NOT: aten::embedding
+// CHECK: %[[X0:.*]] = composer.add %{{.*}}, %[[TE]]
+// CHECK-NOT: aten::embedding
+// CHECK: return {{.*}}, %[[X0]] :
 
-// REPORT: remark: composer-alibi: 2 attention sites given ALiBi biases, 4 skipped
-// REPORT-DAG: note: 1 skipped: the scores are not a matmul of q and k
-// REPORT-DAG: note: 2 skipped: the head count is unknown (q and k are not views with a heads dimension)
-// REPORT-DAG: note: 1 skipped: the softmax is not over the last dimension
-// REPORT: warning: composer-alibi: 0 position embeddings removed, 2 skipped
-// REPORT-DAG: note: 1 skipped: the indices are a buffer, not torch.arange positions
-// REPORT-DAG: note: 1 skipped: the position embedding has other users
+// REPORT: remark: composer-alibi: 4 attention sites given ALiBi biases, 0 skipped
+// REPORT: remark: composer-alibi: 1 position embeddings removed, 0 skipped
 // REPORT: warning: composer-alibi: 0 fixed-size causal masks rebuilt from the sequence length, 2 skipped
 // REPORT-DAG: note: 1 skipped: the mask buffer is not [1, ..., 1, N, M]
 // REPORT-DAG: note: 1 skipped: the mask buffer is sliced other than with step 1
+// AGAIN: warning: composer-alibi: 0 attention sites given ALiBi biases, 4 skipped
+// AGAIN: note: 4 skipped: already has an ALiBi bias
 
 // -----
 
