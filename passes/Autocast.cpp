@@ -34,6 +34,38 @@ bool isLowGenericKind(StringRef kind) {
       .Default(false);
 }
 
+/// Whether `op` is a transposed convolution: typed, a generic
+/// conv_transpose, or a generic (_)convolution whose `transposed` operand is
+/// a constant true.
+bool isTransposedConvolution(Operation *op) {
+  if (auto conv = dyn_cast<ConvolutionLike>(op))
+    return conv.isTransposed();
+  auto generic = dyn_cast<GenericOp>(op);
+  if (!generic)
+    return false;
+  StringRef kind = generic.getKind();
+  if (kind.starts_with("aten::conv_transpose"))
+    return true;
+  // aten::_convolution and aten::convolution: (input, weight, bias, stride,
+  // padding, dilation, transposed, ...).
+  constexpr unsigned kTransposedOperand = 6;
+  if ((kind != "aten::_convolution" && kind != "aten::convolution") ||
+      op->getNumOperands() <= kTransposedOperand)
+    return false;
+  auto constant =
+      op->getOperand(kTransposedOperand).getDefiningOp<ConstantOp>();
+  auto flag = constant ? dyn_cast<BoolAttr>(constant.getValue()) : BoolAttr();
+  return flag && flag.getValue();
+}
+
+/// Whether autocast on `device` keeps the matmul-like `op` in fp32, although
+/// it is on the low list elsewhere. CPU autocast keeps transposed
+/// convolutions in fp32 (LibTorch 1.13 has no bf16 CPU kernel for them: the
+/// call fails); CUDA's runs them low.
+bool keepsFp32On(AutocastDevice device, Operation *op) {
+  return device != AutocastDevice::Cuda && isTransposedConvolution(op);
+}
+
 /// How many leading operands of a low generic op are its float inputs: the
 /// rest (attention masks) keep their dtype.
 unsigned getNumLowOperands(StringRef kind, unsigned numOperands) {
@@ -334,14 +366,17 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
       originalLowValues.insert(op->result_begin(), op->result_end());
     bool matmulLike = isa<ConvolutionLike, LinearOp, MatmulOp>(op) ||
                       (generic && isLowGenericKind(kind));
+    bool deviceFp32 = matmulLike && keepsFp32On(device, op);
+    matmulLike &= !deviceFp32;
     bool norm = isLayerOrGroupNorm(op);
     bool lowNorm = lowNorms && norm;
     // Batch norm is on neither of autocast's lists (CPU in LibTorch 1.13,
     // CUDA): it follows its input, and its kernels take a low input
     // with fp32 weights and running statistics, accumulating in fp32. Casting
     // its input up cost two full-size casts per convolution.
-    bool fp32 = !lowNorm && (isa<SoftmaxOp>(op) || norm ||
-                             (generic && isFp32GenericKind(kind)));
+    bool fp32 =
+        deviceFp32 || (!lowNorm && (isa<SoftmaxOp>(op) || norm ||
+                                    (generic && isFp32GenericKind(kind))));
     if (!matmulLike && !lowNorm && !fp32) {
       // Follows its inputs, so may be low where one of them may be.
       bool changed = false;

@@ -12,6 +12,7 @@
 #include "Report.h"
 
 #include "composer/Dialect/Composer.h"
+#include "composer/Passes/Passes.h"
 #include "composer/Support/TorchUpstream.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -31,8 +32,10 @@ bool isLayerOrGroupNorm(mlir::Operation *op);
 class AutocastRewriter {
 public:
   AutocastRewriter(mlir::MLIRContext *context,
-                   torch_upstream::ScalarType lowDtype, bool lowNorms)
-      : context(context), lowDtype(lowDtype), lowNorms(lowNorms) {}
+                   torch_upstream::ScalarType lowDtype, bool lowNorms,
+                   AutocastDevice device = AutocastDevice::Any)
+      : context(context), lowDtype(lowDtype), lowNorms(lowNorms),
+        device(device) {}
 
   /// Rewrites `module`, counting in `report` the ops `reported` selects.
   void run(mlir::ModuleOp module, SiteReport &report,
@@ -71,6 +74,7 @@ private:
   mlir::MLIRContext *context;
   torch_upstream::ScalarType lowDtype;
   bool lowNorms;
+  AutocastDevice device;
   /// Values known to be in the low dtype (results of rewritten ops, casts).
   llvm::DenseSet<mlir::Value> lowValues;
   /// Values that may be in the low dtype (a superset of lowValues).

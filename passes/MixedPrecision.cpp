@@ -28,7 +28,7 @@ struct MixedPrecisionPass
     ModuleOp module = getOperation();
     SiteReport report(module, getArgument());
     // low-precision-norms is composer-low-precision-norms folded in.
-    AutocastRewriter(&getContext(), dtype, lowPrecisionNorms)
+    AutocastRewriter(&getContext(), dtype, lowPrecisionNorms, device)
         .run(module, report, [](Operation *) { return true; });
     report.emit("ops given their autocast dtype");
   }

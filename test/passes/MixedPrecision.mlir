@@ -2,6 +2,8 @@
 // RUN: composer-opt %s -split-input-file --composer-mixed-precision="dtype=f16 low-precision-norms=true" 2>/dev/null | FileCheck %s --check-prefix=F16
 // RUN: composer-opt %s -split-input-file --composer-mixed-precision 2>&1 >/dev/null | FileCheck %s --check-prefix=REPORT
 // RUN: not composer-opt %s --composer-mixed-precision="dtype=f64" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: composer-opt %s -split-input-file --composer-mixed-precision="device=cpu" 2>/dev/null | FileCheck %s --check-prefix=CPU
+// RUN: composer-opt %s -split-input-file --composer-mixed-precision="device=cuda" 2>/dev/null | FileCheck %s --check-prefix=CUDA
 // Idempotent.
 // RUN: composer-opt %s -split-input-file --composer-mixed-precision 2>/dev/null > %t.once.mlir
 // RUN: composer-opt %s -split-input-file --composer-mixed-precision --composer-mixed-precision 2>/dev/null > %t.twice.mlir
@@ -316,5 +318,59 @@ module {
 // CHECK-NEXT: %[[D:.*]] = composer.conv2d %[[RL]], %[[CWL]],
 // CHECK-NEXT: %[[DF:.*]] = composer.to_dtype %[[D]] {{.*}}dtype = #composer.dtype<f32>
 // CHECK-NEXT: composer.op "aten::hardtanh_"(%[[DF]],
+
+// REPORT: remark: composer-mixed-precision: 3 ops given their autocast dtype, 0 skipped
+
+// -----
+
+// Transposed convolutions, scripted (aten::conv_transpose2d) and traced
+// (composer.convolution, transposed): CPU autocast keeps them in fp32, as
+// LibTorch 1.13 has no bf16 CPU kernel for them, so they stay fp32 for the
+// default device `any` and for `cpu`, and run in bf16 for `cuda`. The
+// ordinary convolution before them runs in bf16 on every device.
+module {
+  composer.parameter @conv.weight : !composer.tensor<8x3x3x3xf32>
+  composer.parameter @up.weight : !composer.tensor<8x4x2x2xf32>
+  composer.parameter @up.bias : !composer.tensor<4xf32>
+  func.func @forward(%x: !composer.tensor) -> (!composer.tensor, !composer.tensor) {
+    %none = composer.constant(none) : !composer.none
+    %c1 = composer.constant(1) : !composer.int
+    %two = composer.constant([2, 2]) : !composer.list<!composer.int>
+    %zero = composer.constant([0, 0]) : !composer.list<!composer.int>
+    %one = composer.constant([1, 1]) : !composer.list<!composer.int>
+    %cw = composer.get_param @conv.weight : !composer.tensor
+    %uw = composer.get_param @up.weight : !composer.tensor
+    %ub = composer.get_param @up.bias : !composer.tensor
+    %c = composer.conv2d %x, %cw, %none {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %s = composer.op "aten::conv_transpose2d"(%c, %uw, %ub, %two, %zero, %zero, %c1, %one) : (!composer.tensor, !composer.tensor, !composer.tensor, !composer.list<!composer.int>, !composer.list<!composer.int>, !composer.list<!composer.int>, !composer.int, !composer.list<!composer.int>) -> !composer.tensor
+    %t = composer.convolution %c, %uw, %ub {allow_tf32 = true, benchmark = false, cudnn_enabled = true, deterministic = false, dilation = array<i64: 1, 1>, groups = 1 : i64, output_padding = array<i64: 0, 0>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>, transposed = true} : (!composer.tensor, !composer.tensor, !composer.tensor) -> !composer.tensor
+    return %s, %t : !composer.tensor, !composer.tensor
+  }
+}
+// CHECK-LABEL: func.func @forward
+// CHECK: %[[C:.*]] = composer.conv2d
+// CHECK: %[[CF:.*]] = composer.to_dtype %[[C]] {{.*}}dtype = #composer.dtype<f32>
+// CHECK: %[[S:.*]] = composer.op "aten::conv_transpose2d"(%[[CF]],
+// CHECK-NOT: bf16
+// CHECK: %[[CF2:.*]] = composer.to_dtype %[[C]] {{.*}}dtype = #composer.dtype<f32>
+// CHECK-NOT: bf16
+// CHECK: %[[T:.*]] = composer.convolution %[[CF2]],
+// CHECK-NOT: bf16
+// CHECK: return %[[S]], %[[T]]
+
+// CPU-LABEL: composer.parameter @up.weight
+// CPU: %[[CF:.*]] = composer.to_dtype %{{.*}}dtype = #composer.dtype<f32>
+// CPU-NEXT: composer.op "aten::conv_transpose2d"(%[[CF]],
+// CPU: %[[CF2:.*]] = composer.to_dtype %{{.*}}dtype = #composer.dtype<f32>
+// CPU: composer.convolution %[[CF2]],
+
+// CUDA-LABEL: composer.parameter @up.weight
+// CUDA: %[[CL:.*]] = composer.conv2d
+// CUDA: %[[UWL:.*]] = composer.to_dtype %{{.*}} {{.*}}dtype = #composer.dtype<bf16>
+// CUDA: %[[UBL:.*]] = composer.to_dtype %{{.*}} {{.*}}dtype = #composer.dtype<bf16>
+// CUDA: composer.op "aten::conv_transpose2d"(%[[CL]], %[[UWL]], %[[UBL]],
+// CUDA: %[[UWL2:.*]] = composer.to_dtype %{{.*}} {{.*}}dtype = #composer.dtype<bf16>
+// CUDA: %[[UBL2:.*]] = composer.to_dtype %{{.*}} {{.*}}dtype = #composer.dtype<bf16>
+// CUDA: composer.convolution %[[CL]], %[[UWL2]], %[[UBL2]]
 
 // REPORT: remark: composer-mixed-precision: 3 ops given their autocast dtype, 0 skipped

@@ -175,7 +175,11 @@ def MixedPrecision : Pass<"composer-mixed-precision", "::mlir::ModuleOp"> {
     fp32, so the model's outputs keep their dtype and a loss computed outside
     it runs in fp32, as under autocast. `low-precision-norms` is
     composer-low-precision-norms folded in: layer and group norm run in
-    `dtype` instead. Numerics: approximate.
+    `dtype` instead. `device` picks the autocast lists of the device the
+    model will train on where they differ: CPU autocast keeps transposed
+    convolutions in fp32 (LibTorch 1.13 has no bf16 CPU kernel for them),
+    CUDA's runs them low; `any` (the default) keeps in fp32 what either
+    keeps in fp32, so the output runs on both. Numerics: approximate.
   }];
   let options = [
     Option<"dtype", "dtype", "::composer::torch_upstream::ScalarType",
@@ -187,6 +191,15 @@ def MixedPrecision : Pass<"composer-mixed-precision", "::mlir::ModuleOp"> {
                         "f16", "float16"))}]>,
     Option<"lowPrecisionNorms", "low-precision-norms", "bool", "false",
            "Run layer_norm and group_norm in the low-precision dtype">,
+    Option<"device", "device", "::composer::AutocastDevice",
+           "::composer::AutocastDevice::Any",
+           "The device the model will train on", [{::llvm::cl::values(
+             clEnumValN(::composer::AutocastDevice::Any, "any",
+                        "low only where every device runs it low"),
+             clEnumValN(::composer::AutocastDevice::Cpu, "cpu",
+                        "CPU autocast's lists"),
+             clEnumValN(::composer::AutocastDevice::Cuda, "cuda",
+                        "CUDA autocast's lists"))}]>,
   ];
   let dependentDialects = ["::composer::ComposerDialect"];
 }
