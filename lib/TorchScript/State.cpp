@@ -23,10 +23,8 @@ namespace jit = torch::jit;
 
 namespace {
 
-/// A weight W reshaped to (out, fan_in) as U S V^T, in float64, each
-/// singular vector pair's sign fixed so that the largest entry of U's column
-/// is positive (LAPACK's signs are arbitrary; fixed, a reference computing
-/// the same SVD gets the same factors).
+/// The leading singular triplets of a weight W reshaped to (out, fan_in),
+/// W ~ U S V^T, in float64 (computeTruncatedSvd).
 struct Svd {
   at::Tensor u, s, vh;
 };
@@ -202,6 +200,52 @@ std::optional<at::Tensor> lookupModelTensor(jit::Module &model, StringRef key) {
   return owner.attr(name.str()).toTensor();
 }
 
+/// The `rank` leading singular triplets of `matrix` (m x n), in float64,
+/// each pair's sign fixed so that the largest entry of U's column is
+/// positive (LAPACK's signs are arbitrary; fixed, a reference computing the
+/// same SVD gets the same factors).
+///
+/// From the eigendecomposition of the smaller Gram matrix (W W^T if m <= n):
+/// U_r, then V_r = W^T U_r / S_r. One threaded matrix product and a k x k
+/// eigensolver (k = min(m, n)) replace LAPACK's SVD of the whole matrix,
+/// which on a 4096 x 25088 classifier took minutes. U_r U_r^T W is W's
+/// projection on U_r, so the pair reproduces W exactly at full rank however
+/// the small singular values round; dividing by them is what needs them
+/// accurate, so a matrix whose r-th singular value is below 1e-6 of the
+/// largest (squared, under float64's precision) takes the full SVD.
+Svd computeTruncatedSvd(const at::Tensor &matrix, int64_t rank) {
+  at::Tensor w = matrix.to(at::kDouble);
+  bool wide = w.size(0) <= w.size(1);
+  at::Tensor gram = wide ? w.mm(w.t()) : w.t().mm(w);
+  auto [eigenvalues, eigenvectors] = at::linalg_eigh(gram);
+  // Descending, the leading `rank`.
+  at::Tensor s = eigenvalues.flip(0).slice(0, 0, rank).clamp_min(0).sqrt();
+  at::Tensor basis = eigenvectors.flip(1).slice(1, 0, rank);
+  double largest = s[0].item<double>();
+  at::Tensor u, vh;
+  if (largest > 0 && s[rank - 1].item<double>() > 1e-6 * largest) {
+    at::Tensor other = (wide ? w.t().mm(basis) : w.mm(basis)) / s;
+    u = wide ? basis : other;
+    vh = (wide ? other : basis).t();
+  } else {
+    // On one thread: LAPACK's SVD makes many small BLAS calls, each an
+    // OpenMP region whose barrier spins when cores are busy (16x slower on
+    // 2 loaded cores for a 512x4608 weight).
+    struct OneThread {
+      int saved = at::get_num_threads();
+      OneThread() { at::set_num_threads(1); }
+      ~OneThread() { at::set_num_threads(saved); }
+    } oneThread;
+    auto [fullU, fullS, fullVh] = at::linalg_svd(w, /*full_matrices=*/false);
+    u = fullU.slice(1, 0, rank);
+    s = fullS.slice(0, 0, rank);
+    vh = fullVh.slice(0, 0, rank);
+  }
+  at::Tensor peak = u.gather(0, u.abs().argmax(0).unsqueeze(0));
+  at::Tensor signs = at::where(peak < 0, -1.0, 1.0);
+  return Svd{u * signs, s, vh * signs.t()};
+}
+
 /// "svd_first:<source>" / "svd_second:<source>": a factor of the best
 /// rank-r approximation of the model's tensor `source`, W (out, fan_in) =
 /// U S V^T: sqrt(S_r) V_r^T shaped (r, W's other dims) or U_r sqrt(S_r)
@@ -236,22 +280,11 @@ materializeSvdFactor(StringRef key, bool first, StringRef source,
            << ArrayRef<int64_t>(weight->sizes().vec())
            << "), 1 <= r <= " << std::min(out, fanIn);
   auto it = svds.find(source);
-  if (it == svds.end()) {
-    // On one thread: LAPACK's SVD makes many small BLAS calls, each an
-    // OpenMP region whose barrier spins when cores are busy (16x slower on
-    // 2 loaded cores for a 512x4608 weight).
-    struct OneThread {
-      int saved = at::get_num_threads();
-      OneThread() { at::set_num_threads(1); }
-      ~OneThread() { at::set_num_threads(saved); }
-    } oneThread;
-    auto [u, s, vh] =
-        at::linalg_svd(weight->detach().reshape({out, fanIn}).to(at::kDouble),
-                       /*full_matrices=*/false);
-    at::Tensor largest = u.gather(0, u.abs().argmax(0).unsqueeze(0));
-    at::Tensor signs = at::where(largest < 0, -1.0, 1.0);
-    it = svds.try_emplace(source, Svd{u * signs, s, vh * signs.t()}).first;
-  }
+  if (it == svds.end() || it->second.s.size(0) < rank)
+    it = svds.insert_or_assign(
+                 source, computeTruncatedSvd(
+                             weight->detach().reshape({out, fanIn}), rank))
+             .first;
   const Svd &svd = it->second;
   at::Tensor root = svd.s.slice(0, 0, rank).sqrt();
   at::Tensor factor = first ? root.unsqueeze(1) * svd.vh.slice(0, 0, rank)

@@ -214,27 +214,47 @@ def weight_standardization(model, n_last_layers_ignore=0, example=None):
     return len(standardized)
 
 
-def _svd_factors(weight, rank):
-    """The best rank-r pair for weight W (out, fan_in) = U S V^T, computed in
-    float64: sqrt(S_r) V_r^T shaped (r, W's other dims) and U_r sqrt(S_r)
-    shaped (out, r, 1...), each singular pair's sign fixed so the largest
-    entry of U's column is positive, as composer-opt's exporter does."""
-    out = weight.shape[0]
-    # One thread, as the exporter: the SVD's OpenMP barriers spin on busy
-    # cores.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        u, s, vh = torch.linalg.svd(weight.detach().reshape(out, -1).double(),
-                                    full_matrices=False)
-    finally:
-        torch.set_num_threads(threads)
+def _truncated_svd(matrix, rank):
+    """The `rank` leading singular triplets of `matrix` as composer-opt's
+    exporter computes them (lib/TorchScript/State.cpp): in float64, U_r from
+    the eigenvectors of the smaller Gram matrix, the other side from W and
+    S_r (LAPACK's SVD where the r-th singular value is below 1e-6 of the
+    largest), each pair's sign fixed so the largest entry of U's column is
+    positive. Checked against the Eckart-Young optimum from LAPACK's
+    singular values, so the pair is the best rank-r approximation however
+    it is computed."""
+    w = matrix.detach().double()
+    wide = w.shape[0] <= w.shape[1]
+    values, vectors = torch.linalg.eigh(w @ w.t() if wide else w.t() @ w)
+    s = values.flip(0)[:rank].clamp(min=0).sqrt()
+    basis = vectors.flip(1)[:, :rank]
+    if s[0] > 0 and s[rank - 1] > 1e-6 * s[0]:
+        other = (w.t() @ basis if wide else w @ basis) / s
+        u, vh = (basis, other.t()) if wide else (other, basis.t())
+    else:
+        u, s, vh = torch.linalg.svd(w, full_matrices=False)
+        u, s, vh = u[:, :rank], s[:rank], vh[:rank]
     largest = u.gather(0, u.abs().argmax(0, keepdim=True))
     signs = 1 - 2 * (largest < 0).double()
     u, vh = u * signs, vh * signs.t()
-    root = s[:rank].sqrt()
-    first = (root[:, None] * vh[:rank]).reshape(rank, *weight.shape[1:])
-    second = (u[:, :rank] * root).reshape(out, rank, *[1] * (weight.dim() - 2))
+    singular = torch.linalg.svdvals(w)
+    optimum = singular[rank:].square().sum()
+    error = (w - (u * s) @ vh).square().sum()
+    scale = singular.square().sum()
+    assert (error - optimum).abs() <= 1e-9 * scale, \
+        f"rank-{rank} error {error.item()}, optimum {optimum.item()}"
+    return u, s, vh
+
+
+def _svd_factors(weight, rank):
+    """The best rank-r pair for weight W (out, fan_in) = U S V^T
+    (_truncated_svd): sqrt(S_r) V_r^T shaped (r, W's other dims) and
+    U_r sqrt(S_r) shaped (out, r, 1...)."""
+    out = weight.shape[0]
+    u, s, vh = _truncated_svd(weight.reshape(out, -1), rank)
+    root = s.sqrt()
+    first = (root[:, None] * vh).reshape(rank, *weight.shape[1:])
+    second = (u * root).reshape(out, rank, *[1] * (weight.dim() - 2))
     return first.to(weight.dtype), second.to(weight.dtype)
 
 
