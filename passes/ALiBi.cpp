@@ -218,10 +218,10 @@ std::optional<std::pair<HeadCount, HeadLayout>> findHeadCount(Value operand) {
   }
   if (!sizes)
     return std::nullopt;
-  // The view's rank: its list's length, or a permute's on the way.
+  // The view's rank: its list's length, or else a permute's on the way.
   int64_t rank = sizes->complete ? int64_t(sizes->elements.size()) : 0;
   for (Operation *move : moves)
-    if (cast<GenericOp>(move).getKind() == "aten::permute")
+    if (!sizes->complete && cast<GenericOp>(move).getKind() == "aten::permute")
       if (std::optional<SmallVector<OpFoldResult>> perm =
               getListElements(move->getOperand(1)))
         rank = perm->size();
