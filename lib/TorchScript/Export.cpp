@@ -14,6 +14,7 @@
 #include "State.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <torch/csrc/jit/runtime/operator.h>
@@ -83,15 +84,19 @@ FailureOr<std::vector<jit::Value *>> Exporter::lookup(ValueRange range) {
   return result;
 }
 
-/// prim::GetAttr of `field` on `object`. Graph::createGetAttr would name
-/// its output after the field, which fails for the numbered children of an
-/// nn.ModuleList or nn.Sequential ("0" is no valid value name).
+/// prim::GetAttr of `field` on `object`, its output named after the field
+/// where that is a valid value name. Graph::createGetAttr names it so
+/// unconditionally, which throws for the numbered children of an
+/// nn.ModuleList or nn.Sequential ("0").
 jit::Node *Exporter::createGetAttr(jit::Value *object,
                                    const std::string &field) {
   jit::Node *node = graph->create(jit::prim::GetAttr, {object});
   node->s_(jit::attr::name, field);
   node->output()->setType(
       object->type()->expectRef<c10::ClassType>().getAttribute(field));
+  // Value names that are numbers are reserved.
+  if (!llvm::all_of(field, [](char c) { return llvm::isDigit(c); }))
+    node->output()->setDebugName(field);
   return node;
 }
 
