@@ -18,6 +18,7 @@
 #include "PassUtils.h"
 #include "Report.h"
 #include "composer/Passes/Passes.h"
+#include "composer/Support/StatePaths.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
@@ -37,11 +38,10 @@ namespace {
 
 /// Marks a softmax the pass gave a bias, which keeps it idempotent.
 constexpr StringLiteral kAlibiAttrName = "composer.alibi";
-/// The initializer export checks an existing causal-mask buffer against.
-constexpr StringLiteral kCausalMaskInit = "tril_ones";
-/// The initializer export checks a position-index buffer against: 0..N-1
-/// along its last dimension.
-constexpr StringLiteral kPositionIdsInit = "arange";
+/// The initializers export checks a causal-mask buffer and a
+/// position-index buffer against (StatePaths.h).
+constexpr StringRef kCausalMaskInit = kTrilOnesInit;
+constexpr StringRef kPositionIdsInit = kArangeInit;
 /// nn.MultiheadAttention's fused fast path, which takes no bias.
 constexpr StringLiteral kFusedAttentionKind =
     "aten::_native_multi_head_attention";

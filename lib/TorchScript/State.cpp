@@ -309,9 +309,12 @@ FailureOr<at::Tensor> materializeDropoutMask(StringRef key, StringRef rate,
   return at::rand(shape, generator).gt(p).to(dtype);
 }
 
-/// "tril_ones": lower-triangular ones in the last two dimensions, the same
-/// in every leading one (a causal mask).
-constexpr llvm::StringLiteral kTrilOnesInit = "tril_ones";
+/// The assumed values export checks (StatePaths.h), as StringRefs.
+constexpr llvm::StringRef kTrilOnes = kTrilOnesInit;
+constexpr llvm::StringRef kArange = kArangeInit;
+
+/// "tril_ones" (kTrilOnes): lower-triangular ones in the last two
+/// dimensions, the same in every leading one (a causal mask).
 
 FailureOr<at::Tensor> materializeTrilOnes(StringRef key,
                                           TorchTensorType declared,
@@ -328,10 +331,6 @@ FailureOr<at::Tensor> materializeTrilOnes(StringRef key,
       .contiguous();
 }
 
-/// "arange": 0..N-1 along the last dimension, the same in every leading
-/// one (position indices).
-constexpr llvm::StringLiteral kArangeInit = "arange";
-
 /// On state the model has, "tril_ones" and "arange" are what a pass assumed
 /// the tensor holds when it rewrote the graph (composer-alibi builds a
 /// causal mask buffer's slices from the sequence length instead, and
@@ -341,14 +340,13 @@ LogicalResult checkAssumedValue(StringRef key, const at::Tensor &tensor,
                                 Attribute initializer, TorchTensorType declared,
                                 Location loc) {
   auto kind = dyn_cast_or_null<StringAttr>(initializer);
-  if (!kind ||
-      (kind.getValue() != kTrilOnesInit && kind.getValue() != kArangeInit))
+  if (!kind || (kind.getValue() != kTrilOnes && kind.getValue() != kArange))
     return success();
   std::optional<c10::ScalarType> dtype = exportDtype(declared.getDtype());
   if (!dtype)
     return emitError(loc, "'") << key << "' has no tensor dtype";
   FailureOr<at::Tensor> expected = at::Tensor();
-  if (kind.getValue() == kTrilOnesInit)
+  if (kind.getValue() == kTrilOnes)
     expected = materializeTrilOnes(key, declared, *dtype, loc);
   else if (tensor.dim() >= 1)
     expected = at::arange(tensor.size(-1), at::TensorOptions().dtype(*dtype))
@@ -360,7 +358,7 @@ LogicalResult checkAssumedValue(StringRef key, const at::Tensor &tensor,
     return success();
   return emitError(loc, "'")
          << key << "' does not hold "
-         << (kind.getValue() == kTrilOnesInit
+         << (kind.getValue() == kTrilOnes
                  ? "lower-triangular ones (\"tril_ones\")"
                  : "0..N-1 along its last dimension (\"arange\")")
          << ", which a pass assumed when it rewrote the graph (composer-alibi "
@@ -387,7 +385,7 @@ FailureOr<at::Tensor> materializeInitializer(StringRef key,
   if (!dtype)
     return emitError(loc, "'") << key << "' has no tensor dtype";
   if (auto kind = dyn_cast_or_null<StringAttr>(initializer)) {
-    if (kind.getValue() == kTrilOnesInit)
+    if (kind.getValue() == kTrilOnes)
       return materializeTrilOnes(key, declared, *dtype, loc);
     auto [svdKind, source] = kind.getValue().split(':');
     if ((svdKind == "svd_first" || svdKind == "svd_second") && !source.empty())
