@@ -1,0 +1,183 @@
+//===- GraphFormsTest.cpp - Projection and PointwiseFunction --------------===//
+//
+// The forms of linears and activations that the method passes recognise
+// through lib/Analysis, and the near misses they must not take for one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "composer/Analysis/PointwiseFunction.h"
+#include "composer/Analysis/Projection.h"
+#include "composer/Dialect/Composer.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+using namespace composer;
+
+namespace {
+
+class GraphFormsTest : public ::testing::Test {
+protected:
+  GraphFormsTest() { ctx.loadDialect<ComposerDialect, func::FuncDialect>(); }
+
+  void parse(StringRef text) {
+    module = parseSourceString<ModuleOp>(text, &ctx);
+    ASSERT_TRUE(module);
+  }
+
+  /// The result of the `index`th op of `kind` (an op name, or a generic
+  /// op's aten kind) in walk order.
+  Value result(StringRef kind, unsigned index = 0) {
+    Value found;
+    module->walk([&](Operation *op) {
+      auto generic = dyn_cast<GenericOp>(op);
+      StringRef name =
+          generic ? generic.getKind() : op->getName().getStringRef();
+      if (name == kind && op->getNumResults() == 1 && index-- == 0)
+        found = op->getResult(0);
+    });
+    return found;
+  }
+
+  BlockArgument argument(unsigned index) {
+    auto forward = module->lookupSymbol<func::FuncOp>("forward");
+    return forward.getArgument(index);
+  }
+
+  MLIRContext ctx;
+  OwningOpRef<ModuleOp> module;
+};
+
+// GPT-2's Conv1D as a script computes its sizes.
+constexpr StringRef kConv1D = R"mlir(
+  composer.parameter @w : !composer.tensor<8x16xf32>
+  composer.parameter @b : !composer.tensor<16xf32>
+  func.func @forward(%x: !composer.tensor) -> !composer.tensor {
+    %none = composer.constant(none) : !composer.none
+    %one = composer.constant(1) : !composer.int
+    %last = composer.constant(-1) : !composer.int
+    %nf = composer.constant(16) : !composer.int
+    %sizes = composer.op "aten::size"(%x) : (!composer.tensor) -> !composer.list<!composer.int>
+    %leading = composer.op "aten::slice"(%sizes, %none, %last, %one) : (!composer.list<!composer.int>, !composer.none, !composer.int, !composer.int) -> !composer.list<!composer.int>
+    %tail = composer.op "prim::ListConstruct"(%nf) : (!composer.int) -> !composer.list<!composer.int>
+    %out = composer.op "aten::add"(%leading, %tail) : (!composer.list<!composer.int>, !composer.list<!composer.int>) -> !composer.list<!composer.int>
+    %in = composer.op "aten::size"(%x, %last) : (!composer.tensor, !composer.int) -> !composer.int
+    %flat = composer.op "prim::ListConstruct"(%last, %in) : (!composer.int, !composer.int) -> !composer.list<!composer.int>
+    %x2 = composer.view %x, %flat : (!composer.tensor, !composer.list<!composer.int>) -> !composer.tensor
+    %b = composer.get_param @b : !composer.tensor
+    %w = composer.get_param @w : !composer.tensor
+    %y2 = composer.op "aten::addmm"(%b, %x2, %w, %one, %one) : (!composer.tensor, !composer.tensor, !composer.tensor, !composer.int, !composer.int) -> !composer.tensor
+    %y = composer.view %y2, %out : (!composer.tensor, !composer.list<!composer.int>) -> !composer.tensor
+    return %y : !composer.tensor
+  }
+)mlir";
+
+TEST_F(GraphFormsTest, Conv1DIsAProjectionOfItsUnflattenedInput) {
+  parse(kConv1D);
+  Value y = result("composer.view", 1);
+  std::optional<Projection> projection = matchProjection(y);
+  ASSERT_TRUE(projection);
+  EXPECT_EQ(projection->input, argument(0));
+  EXPECT_EQ(projection->result, y);
+  EXPECT_EQ(projection->layout, WeightLayout::InOut);
+  EXPECT_EQ(projection->getOutFeaturesDim(), 1u);
+  // Views, addmm, and the six size reads and lists only they use.
+  EXPECT_EQ(projection->ops.size(), 9u);
+  EXPECT_TRUE(projection->readsAllOfInput());
+  // The addmm alone is the same projection; its raw product is not one.
+  EXPECT_EQ(matchProjectionAt(result("aten::addmm").getDefiningOp())->result,
+            y);
+  EXPECT_FALSE(matchProjection(result("aten::addmm")));
+  EXPECT_EQ(findProjectionsOf(argument(0)).size(), 1u);
+}
+
+TEST_F(GraphFormsTest, AViewToOtherSizesLeavesAProjectionOfTheFlatInput) {
+  // Viewed back to [-1, 16], not x's leading sizes: the map is of x2.
+  std::string text = kConv1D.str();
+  text.replace(text.find("composer.view %y2, %out"),
+               sizeof("composer.view %y2, %out") - 1,
+               "composer.view %y2, %flat");
+  parse(text);
+  std::optional<Projection> projection =
+      matchProjectionAt(result("aten::addmm").getDefiningOp());
+  ASSERT_TRUE(projection);
+  EXPECT_EQ(projection->input, result("composer.view", 0));
+  EXPECT_EQ(projection->result, result("aten::addmm"));
+}
+
+TEST_F(GraphFormsTest, ScaledAddmmIsNoProjection) {
+  std::string text = kConv1D.str();
+  text.replace(text.find("%x2, %w, %one, %one"),
+               sizeof("%x2, %w, %one, %one") - 1, "%x2, %w, %one, %last");
+  parse(text);
+  EXPECT_FALSE(matchProjectionAt(result("aten::addmm").getDefiningOp()));
+}
+
+// GPT-2's tanh GELU written out, as a script records it, on %h = x + 0.
+constexpr StringRef kTanhGelu = R"mlir(
+  func.func @forward(%x: !composer.tensor, %other: !composer.tensor) -> (!composer.tensor, !composer.tensor) {
+    %one = composer.constant(1) : !composer.int
+    %half = composer.constant(5.000000e-01) : !composer.float
+    %cube = composer.constant(3.000000e+00) : !composer.float
+    %coef = composer.constant(4.471500e-02) : !composer.float
+    %root = composer.constant(0.79788456080286541) : !composer.float
+    %onef = composer.constant(1.000000e+00) : !composer.float
+    %h = composer.relu %x : (!composer.tensor) -> !composer.tensor
+    %g1 = composer.op "aten::mul"(%h, %half) : (!composer.tensor, !composer.float) -> !composer.tensor
+    %g2 = composer.op "aten::pow"(%h, %cube) : (!composer.tensor, !composer.float) -> !composer.tensor
+    %g3 = composer.op "aten::mul"(%g2, %coef) : (!composer.tensor, !composer.float) -> !composer.tensor
+    %g4 = composer.add %h, %g3 {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %g5 = composer.op "aten::mul"(%g4, %root) : (!composer.tensor, !composer.float) -> !composer.tensor
+    %g6 = composer.op "aten::tanh"(%g5) : (!composer.tensor) -> !composer.tensor
+    %g7 = composer.op "aten::add"(%g6, %onef, %one) : (!composer.tensor, !composer.float, !composer.int) -> !composer.tensor
+    %a = composer.mul %g1, %g7 : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %gated = composer.mul %a, %other : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    return %gated, %other : !composer.tensor, !composer.tensor
+  }
+)mlir";
+
+TEST_F(GraphFormsTest, WrittenOutTanhGeluIsOnePointwiseFunction) {
+  parse(kTanhGelu);
+  Value h = result("composer.relu");
+  std::optional<PointwiseFunction> function = matchPointwiseFunction(h);
+  ASSERT_TRUE(function);
+  EXPECT_EQ(function->ops.size(), 8u);
+  // The product with another tensor is not part of it.
+  EXPECT_EQ(function->output, result("composer.mul", 0));
+  // Of x, the function is relu followed by the GELU: one function.
+  EXPECT_EQ(matchPointwiseFunction(argument(0))->ops.size(), 9u);
+}
+
+TEST_F(GraphFormsTest, AnIntermediateReadElsewhereIsNoFunction) {
+  std::string text = kTanhGelu.str();
+  text.replace(text.find("return %gated, %other"),
+               sizeof("return %gated, %other") - 1, "return %gated, %g6");
+  parse(text);
+  PointwiseMismatch mismatch;
+  EXPECT_FALSE(matchPointwiseFunction(result("composer.relu"), &mismatch));
+  EXPECT_EQ(mismatch, PointwiseMismatch::IntermediateHasOtherUsers);
+}
+
+TEST_F(GraphFormsTest, AScaleIsNoActivationAndOtherReadersAreReported) {
+  parse(R"mlir(
+    func.func @forward(%x: !composer.tensor) -> (!composer.tensor, !composer.tensor) {
+      %half = composer.constant(5.000000e-01) : !composer.float
+      %h = composer.relu %x : (!composer.tensor) -> !composer.tensor
+      %s = composer.op "aten::mul"(%h, %half) : (!composer.tensor, !composer.float) -> !composer.tensor
+      %t = composer.op "aten::sigmoid"(%x) : (!composer.tensor) -> !composer.tensor
+      return %s, %t : !composer.tensor, !composer.tensor
+    }
+  )mlir");
+  PointwiseMismatch mismatch;
+  EXPECT_FALSE(matchPointwiseFunction(result("composer.relu"), &mismatch));
+  EXPECT_EQ(mismatch, PointwiseMismatch::None);
+  // x feeds relu (part of a function) and sigmoid, which is another.
+  std::optional<PointwiseFunction> ofX = matchPointwiseFunction(argument(0));
+  EXPECT_FALSE(ofX);
+}
+
+} // namespace
