@@ -1,7 +1,8 @@
 //===- Factorize.cpp - large layers as low-rank pairs ---------------------===//
 //
-// Factorize (Composer) as METHODS.md states it: 2-D convolutions and linears
-// become a rank-r pair of the same ops, initialized at export from a
+// Factorize (Composer) as METHODS.md states it: 2-D convolutions and
+// projections (nn.Linear, GPT-2's Conv1D) become a rank-r pair of
+// convolutions or linears, initialized at export from a
 // truncated SVD of the original weight (lib/TorchScript/State.cpp). The
 // pair is built from conv2d/convolution/linear ops, so nothing to lower.
 //
@@ -9,6 +10,7 @@
 
 #include "PassUtils.h"
 #include "Report.h"
+#include "composer/Analysis/Projection.h"
 #include "composer/Passes/Passes.h"
 #include "composer/Support/StatePaths.h"
 
@@ -31,6 +33,10 @@ constexpr llvm::StringLiteral kFactorizedAttrName = "composer.factorized";
 /// the named tensor" (the rank is the factor's declared size).
 constexpr llvm::StringLiteral kSvdFirstInit = "svd_first:";
 constexpr llvm::StringLiteral kSvdSecondInit = "svd_second:";
+/// The same factors of the named 2-D tensor's transpose: a weight stored
+/// [in, out] (GPT-2's Conv1D) factorized as linears.
+constexpr llvm::StringLiteral kSvdFirstOfTransposeInit = "svd_first_t:";
+constexpr llvm::StringLiteral kSvdSecondOfTransposeInit = "svd_second_t:";
 
 /// Composer's latent size: `latent` truncated if >= 1, else that fraction of
 /// min(in, out), at least 1.
@@ -58,11 +64,14 @@ public:
     ParameterOp decl;
     TorchTensorType type;
     int64_t rank;
+    WeightLayout layout;
   };
   /// The site if `op` with this weight is to be factorized, or failure
   /// after reporting why not. `weightRank` is the weight's expected rank (4
-  /// for a convolution, 2 for a linear).
-  FailureOr<Site> check(Operation *op, Value weight, int64_t weightRank) const {
+  /// for a convolution, 2 for a linear); `layout` says which of a 2-D
+  /// weight's dimensions is out.
+  FailureOr<Site> check(Operation *op, Value weight, int64_t weightRank,
+                        WeightLayout layout = WeightLayout::OutIn) const {
     auto skip = [&](StringRef reason) {
       report.skip(op, reason);
       return failure();
@@ -78,11 +87,17 @@ public:
         !decl.getTensorType().hasDtype() ||
         decl.getTensorType().getRank() != weightRank)
       return skip("weight is not a parameter of known shape");
+    // A tied weight (a head sharing its embedding's) would stop training
+    // where the other ops read it.
+    if (isSharedWithOtherOps(decl, op))
+      return skip("weight shared with other ops");
     TorchTensorType type = decl.getTensorType();
-    ArrayRef<int64_t> sizes = type.getSizes();
+    SmallVector<int64_t> sizes(type.getSizes());
+    if (layout == WeightLayout::InOut)
+      std::swap(sizes[0], sizes[1]);
     int64_t out = sizes[0], in = sizes[1];
     int64_t fanIn = 1;
-    for (int64_t size : sizes.drop_front())
+    for (int64_t size : ArrayRef(sizes).drop_front())
       fanIn *= size;
     if (std::min(in, out) < minSize)
       return skip(tooNarrowReason);
@@ -92,15 +107,13 @@ public:
     // Composer's rank <= ceil(fan_in * out / (fan_in + out) - 1).
     if (!force && rank * (fanIn + out) >= fanIn * out)
       return skip("does not cut MACs at rank r");
-    if (isSharedWithOtherOps(decl, op))
-      return skip("weight shared with other ops");
-    return Site{read, decl, type, rank};
+    return Site{read, decl, type, rank, layout};
   }
 
   /// Declares `<owner>.factor0.weight` (rank x the weight's other dims) and
   /// `<owner>.factor1.weight` (out x rank, then 1s), initialized from the
-  /// SVD of the site's weight, and returns reads of both at `rewriter`'s
-  /// insertion point.
+  /// SVD of the site's weight (of its transpose for a weight stored [in,
+  /// out]), and returns reads of both at `rewriter`'s insertion point.
   std::pair<Value, Value> createFactors(PatternRewriter &rewriter, Site site,
                                         Operation *op) const {
     MLIRContext *ctx = rewriter.getContext();
@@ -108,7 +121,10 @@ public:
     std::string owner(getStateOwner(source));
     SymbolTable &moduleSymbols =
         symbolTables.getSymbolTable(op->getParentOfType<ModuleOp>());
-    ArrayRef<int64_t> sizes = site.type.getSizes();
+    SmallVector<int64_t> sizes(site.type.getSizes());
+    bool transposed = site.layout == WeightLayout::InOut;
+    if (transposed)
+      std::swap(sizes[0], sizes[1]);
     SmallVector<int64_t> firstSizes(sizes);
     firstSizes[0] = site.rank;
     SmallVector<int64_t> secondSizes(sizes.size(), 1);
@@ -121,8 +137,10 @@ public:
           TorchTensorType::get(ctx, true, factorSizes, site.type.getDtype()),
           rewriter.getStringAttr(init + source), op->getLoc());
     };
-    return {declare("factor0.weight", firstSizes, kSvdFirstInit),
-            declare("factor1.weight", secondSizes, kSvdSecondInit)};
+    return {declare("factor0.weight", firstSizes,
+                    transposed ? kSvdFirstOfTransposeInit : kSvdFirstInit),
+            declare("factor1.weight", secondSizes,
+                    transposed ? kSvdSecondOfTransposeInit : kSvdSecondInit)};
   }
 
   /// After the site was replaced: the original weight stays in the model,
@@ -137,8 +155,8 @@ public:
 
 private:
   /// Whether the weight is read other than as the weight of a convolution
-  /// or linear (say a tied embedding), which freezing it would change; the
-  /// same layer called twice has its sites factorized alike.
+  /// or projection (say a tied embedding), which freezing it would change;
+  /// the same layer called twice has its sites factorized alike.
   bool isSharedWithOtherOps(ParameterOp decl, Operation *op) const {
     std::optional<SymbolTable::UseRange> uses =
         SymbolTable::getSymbolUses(decl, op->getParentOfType<ModuleOp>());
@@ -150,9 +168,12 @@ private:
         return true;
       for (OpOperand &operand : read->getUses()) {
         Operation *user = operand.getOwner();
-        // Operand 1 is the weight of both (schema order).
-        if (!isa<ConvolutionLike, LinearOp>(user) ||
-            operand.getOperandNumber() != 1)
+        // Operand 1 is the weight of convolutions and linears (schema
+        // order), operand 2 of an addmm.
+        unsigned weightOperand = isa<ConvolutionLike, LinearOp>(user) ? 1
+                                 : isProjectionProduct(user)          ? 2
+                                                                      : 0;
+        if (weightOperand == 0 || operand.getOperandNumber() != weightOperand)
           return true;
       }
     }
@@ -247,33 +268,41 @@ struct FactorizeConvolution : OpInterfaceRewritePattern<ConvolutionLike> {
   SiteReport &report;
 };
 
-/// A linear as in -> r (no bias) then r -> out (the bias).
-struct FactorizeLinear : OpRewritePattern<LinearOp> {
+/// A projection (nn.Linear, or GPT-2's Conv1D) as linears in -> r (no bias)
+/// then r -> out (the bias).
+struct FactorizeLinear : RewritePattern {
   FactorizeLinear(MLIRContext *ctx, const Factorizer &factorizer)
-      : OpRewritePattern(ctx), factorizer(factorizer) {}
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx),
+        factorizer(factorizer) {}
 
-  LogicalResult matchAndRewrite(LinearOp linear,
+  LogicalResult matchAndRewrite(Operation *product,
                                 PatternRewriter &rewriter) const override {
-    FailureOr<Factorizer::Site> site =
-        factorizer.check(linear, linear.getWeight(), /*weightRank=*/2);
+    std::optional<Projection> projection = matchProjectionAt(product);
+    if (!projection)
+      return failure();
+    FailureOr<Factorizer::Site> site = factorizer.check(
+        product, projection->weight, /*weightRank=*/2, projection->layout);
     if (failed(site))
       return failure();
-    rewriter.setInsertionPoint(linear);
-    auto [factor0, factor1] = factorizer.createFactors(rewriter, *site, linear);
-    Location loc = linear.getLoc();
+    rewriter.setInsertionPoint(product);
+    auto [factor0, factor1] =
+        factorizer.createFactors(rewriter, *site, product);
+    Location loc = product->getLoc();
     Value none = AtenBuilder(rewriter, loc).none();
-    Type resultType = linear.getType();
+    Type resultType = projection->result.getType();
     int64_t lastDim = cast<TorchTensorType>(resultType).getHasRank()
                           ? cast<TorchTensorType>(resultType).getRank() - 1
                           : 0;
     auto first = rewriter.create<LinearOp>(
-        loc, withLatentSize(resultType, lastDim, site->rank), linear.getInput(),
+        loc, withLatentSize(resultType, lastDim, site->rank), projection->input,
         factor0, none);
     markFactorized(first);
     auto second = rewriter.create<LinearOp>(loc, resultType, first, factor1,
-                                            linear.getBias());
+                                            projection->bias);
     markFactorized(second);
-    rewriter.replaceOp(linear, second);
+    rewriter.replaceAllUsesWith(projection->result, second);
+    for (Operation *op : llvm::reverse(projection->ops))
+      rewriter.eraseOp(op);
     factorizer.retireWeight(rewriter, *site, second);
     return success();
   }

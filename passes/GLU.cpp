@@ -2,19 +2,27 @@
 //
 // Gated linear units (Shazeer 2020) as METHODS.md states them and Composer's
 // GatedLinearUnits computes them (BERTGatedFFOutput), on any feed-forward
-// found in the graph: linear W1 -> activation -> [dropout] -> linear W2
-// becomes W2(dropout(act(Wg x) * (Wv x))). The rewrite uses existing typed
-// ops (linear, the activation, mul), so it needs no lowering.
+// found in the graph: projection W1 -> activation -> [dropout] -> projection
+// W2 becomes W2(dropout(act(Wg x) * (Wv x))). Projections are nn.Linear's
+// or GPT-2's Conv1D (composer/Analysis/Projection.h); the activation is one
+// op or arithmetic that writes one out, such as the tanh GELU
+// (composer/Analysis/PointwiseFunction.h). A feed-forward that is already
+// gated (SwiGLU) is skipped as such. The rewrite uses existing typed ops
+// (linear, the activation's ops, mul), so it needs no lowering.
 //
 //===----------------------------------------------------------------------===//
 
 #include "PassUtils.h"
 #include "Report.h"
+#include "composer/Analysis/Matchers.h"
+#include "composer/Analysis/PointwiseFunction.h"
+#include "composer/Analysis/Projection.h"
 #include "composer/Passes/Passes.h"
 #include "composer/Support/StatePaths.h"
 
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
-#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace composer {
 #define GEN_PASS_DEF_GATEDLINEARUNITS
@@ -31,135 +39,141 @@ namespace {
 /// layer's fan-in after a colon.
 constexpr llvm::StringLiteral kLinearDefaultInit = "linear_default";
 
-/// Elementwise activations TorchScript may leave as generic nodes: their
-/// tensor is operand 0, any other operands are scalars.
-bool isGenericActivation(GenericOp op) {
-  static const llvm::StringSet<> kinds = {
-      "aten::relu",        "aten::relu_",       "aten::gelu",
-      "aten::gelu_",       "aten::silu",        "aten::silu_",
-      "aten::sigmoid",     "aten::sigmoid_",    "aten::tanh",
-      "aten::tanh_",       "aten::hardswish",   "aten::hardswish_",
-      "aten::mish",        "aten::mish_",       "aten::elu",
-      "aten::elu_",        "aten::selu",        "aten::selu_",
-      "aten::celu",        "aten::celu_",       "aten::leaky_relu",
-      "aten::leaky_relu_", "aten::softplus",    "aten::relu6",
-      "aten::relu6_",      "aten::hardtanh",    "aten::hardtanh_",
-      "aten::hardsigmoid", "aten::hardsigmoid_"};
-  if (!kinds.contains(op.getKind()) || op->getNumResults() != 1 ||
-      op->getNumOperands() == 0)
-    return false;
-  return llvm::none_of(op->getOperands().drop_front(), [](Value operand) {
-    return isa<TorchTensorType>(operand.getType());
-  });
+/// Whether `value` is the output of a pointwise function of a projection:
+/// act(W x), however each is written.
+bool isActivatedProjection(Value value) {
+  // The function's input is among the values it is computed from.
+  SmallVector<Value> worklist = {value};
+  llvm::SmallPtrSet<Value, 16> seen;
+  while (!worklist.empty() && seen.size() < 64) {
+    Value candidate = worklist.pop_back_val();
+    if (!seen.insert(candidate).second)
+      continue;
+    if (matchProjection(candidate)) {
+      std::optional<PointwiseFunction> act = matchPointwiseFunction(candidate);
+      if (act && act->output == value)
+        return true;
+      continue;
+    }
+    if (Operation *def = candidate.getDefiningOp())
+      for (Value operand : def->getOperands())
+        if (isa<TorchTensorType>(operand.getType()))
+          worklist.push_back(operand);
+  }
+  return false;
 }
 
-/// Whether `op` is an elementwise activation of its operand 0.
-bool isActivation(Operation *op) {
-  if (isa<ReluOp, GeluOp, SiluOp, SigmoidOp, HardswishOp>(op))
-    return true;
-  auto generic = dyn_cast<GenericOp>(op);
-  return generic && isGenericActivation(generic);
-}
-
-/// Whether `value` is a gated product act(linear) * linear (looking through a
-/// dropout): what this pass writes, or a gated unit the model already has.
+/// Whether `value` is a gated product act(W x) * (V x) (looking through a
+/// dropout): what this pass writes, or a gated unit the model already has
+/// (SwiGLU).
 bool isGatedProduct(Value value) {
   if (auto dropout = value.getDefiningOp<DropoutOp>())
     value = dropout.getInput();
-  auto mul = value.getDefiningOp<MulOp>();
-  if (!mul)
+  Operation *mul = value.getDefiningOp();
+  if (!mul || !(isa<MulOp>(mul) || isGenericOf(mul, {"aten::mul"})) ||
+      mul->getNumOperands() != 2)
     return false;
-  auto isActivatedLinear = [](Value operand) {
-    Operation *act = operand.getDefiningOp();
-    return act && isActivation(act) &&
-           act->getOperand(0).getDefiningOp<LinearOp>();
+  auto isProjected = [](Value operand) {
+    return matchProjection(operand).has_value();
   };
-  auto isLinear = [](Value operand) {
-    return static_cast<bool>(operand.getDefiningOp<LinearOp>());
-  };
-  return (isActivatedLinear(mul.getSelf()) && isLinear(mul.getOther())) ||
-         (isLinear(mul.getSelf()) && isActivatedLinear(mul.getOther()));
+  Value lhs = mul->getOperand(0), rhs = mul->getOperand(1);
+  return (isActivatedProjection(lhs) && isProjected(rhs)) ||
+         (isProjected(lhs) && isActivatedProjection(rhs));
 }
 
-/// A feed-forward W2(dropout(act(W1 x))), anchored at W1, made gated.
-struct GateFeedForward : OpRewritePattern<LinearOp> {
+/// A feed-forward W2(dropout(act(W1 x))), anchored at W1's product, made
+/// gated. W1 and W2 are projections in any form (nn.Linear, GPT-2's
+/// Conv1D); the new projections are nn.Linear's.
+struct GateFeedForward : RewritePattern {
   GateFeedForward(MLIRContext *ctx, bool gatedLayerBias, bool nonGatedLayerBias,
                   SymbolTableCollection &symbolTables, SiteReport &report)
-      : OpRewritePattern(ctx), gatedLayerBias(gatedLayerBias),
-        nonGatedLayerBias(nonGatedLayerBias), symbolTables(symbolTables),
-        report(report) {}
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx),
+        gatedLayerBias(gatedLayerBias), nonGatedLayerBias(nonGatedLayerBias),
+        symbolTables(symbolTables), report(report) {}
 
-  LogicalResult matchAndRewrite(LinearOp up,
+  LogicalResult matchAndRewrite(Operation *product,
                                 PatternRewriter &rewriter) const override {
-    // Sites are the linears an activation reads; other linears are not
-    // feed-forwards and go unreported.
-    Value hidden = up.getResult();
-    auto actUse = llvm::find_if(hidden.getUses(), [](OpOperand &use) {
-      return use.getOperandNumber() == 0 && isActivation(use.getOwner());
-    });
-    if (actUse == hidden.getUses().end())
+    std::optional<Projection> up = matchProjectionAt(product);
+    if (!up)
       return failure();
-    Operation *act = actUse->getOwner();
+    // Sites are the projections an activation reads; other projections are
+    // not feed-forwards and go unreported.
+    Value hidden = up->result;
+    PointwiseMismatch mismatch = PointwiseMismatch::None;
+    std::optional<PointwiseFunction> act =
+        matchPointwiseFunction(hidden, &mismatch);
     auto skip = [&](StringRef reason) {
-      report.skip(up, reason);
+      report.skip(product, reason);
       return failure();
     };
-    if (!hidden.hasOneUse())
-      return skip("the linear's result has other users");
-    if (act->getBlock() != up->getBlock())
-      return skip("the activation is in another region");
-    Value activated = act->getResult(0);
-    if (activated.hasOneUse()) {
-      Operation *next = *activated.user_begin();
-      if (isa<MulOp>(next) && isGatedProduct(next->getResult(0)))
-        return skip("already gated");
+    if (!act) {
+      if (mismatch == PointwiseMismatch::InputHasOtherUsers)
+        return skip("the linear's result has other users");
+      if (mismatch == PointwiseMismatch::IntermediateHasOtherUsers)
+        return skip("the activation's result has other users");
+      // An activation in another region is none of this block's functions.
+      if (llvm::any_of(hidden.getUsers(), [&](Operation *user) {
+            return isActivationOp(user) &&
+                   user->getBlock() != product->getBlock();
+          }))
+        return skip("the activation is in another region");
+      return failure();
     }
-    if (!activated.hasOneUse())
-      return skip("the activation's result has other users");
+    Value activated = act->output;
+    if (llvm::any_of(activated.getUsers(), [](Operation *user) {
+          return (isa<MulOp>(user) || isGenericOf(user, {"aten::mul"})) &&
+                 isGatedProduct(user->getResult(0));
+        }))
+      return skip("already gated");
     // Composer's gated unit keeps the dropout between the product and W2.
-    Value product = activated;
-    if (auto dropout = dyn_cast<DropoutOp>(*activated.user_begin())) {
-      product = dropout.getResult();
-      if (!product.hasOneUse())
+    Value downInput = activated;
+    if (activated.hasOneUse())
+      if (auto dropout = dyn_cast<DropoutOp>(*activated.user_begin()))
+        downInput = dropout.getResult();
+    SmallVector<Projection> down = findProjectionsOf(downInput);
+    if (down.size() != 1 || !down.front().readsAllOfInput()) {
+      if (downInput != activated && !downInput.hasOneUse())
         return skip("the dropout's result has other users");
-    }
-    OpOperand &downUse = *product.use_begin();
-    if (!product.hasOneUse() || !isa<LinearOp>(downUse.getOwner()) ||
-        downUse.getOperandNumber() != 0)
+      if (downInput == activated && !down.empty())
+        return skip("the activation's result has other users");
       return skip("not followed by a linear");
+    }
     // A chain linear -> act -> linear -> act -> linear: the middle linear is
     // the first unit's W2, which keeps its weight.
-    if (isGatedProduct(up.getInput()))
+    if (isGatedProduct(up->input))
       return skip("reads a gated unit's output");
     // Read as it is: Wg and Wv replace W1 with its declared type, which a
     // view of it (a cast) would not have.
-    TorchTensorType weightType =
-        getDeclaredStateType(up.getWeight(), symbolTables);
-    if (!up.getWeight().getDefiningOp<GetParamOp>() || !weightType ||
+    TorchTensorType weightType = getDeclaredStateType(up->weight, symbolTables);
+    if (!up->weight.getDefiningOp<GetParamOp>() || !weightType ||
         !weightType.getHasRank() || weightType.getRank() != 2)
       return skip("the weight is not a 2-D parameter");
 
     MLIRContext *ctx = rewriter.getContext();
-    ModuleOp module = up->getParentOfType<ModuleOp>();
+    ModuleOp module = product->getParentOfType<ModuleOp>();
     SymbolTable &moduleSymbols = symbolTables.getSymbolTable(module);
-    std::string owner = *getStateOwnerPath(up.getWeight());
-    Location loc = up.getLoc();
-    rewriter.setInsertionPoint(act);
+    std::string owner = *getStateOwnerPath(up->weight);
+    Location loc = product->getLoc();
+    rewriter.setInsertionPoint(act->ops.front());
     // One None for the bias-free projections: W1's own if it has no bias.
     Value none;
-    if (isa<TorchNoneType>(up.getBias().getType()))
-      none = up.getBias();
+    if (isa<TorchNoneType>(up->bias.getType()))
+      none = up->bias;
     auto getNone = [&] {
       if (!none)
         none = AtenBuilder(rewriter, loc).none();
       return none;
     };
+    int64_t outFeatures = weightType.getSizes()[up->getOutFeaturesDim()];
+    int64_t inFeatures = weightType.getSizes()[up->getInFeaturesDim()];
+    // nn.Linear's layout, whatever W1's.
+    auto linearWeightType = TorchTensorType::get(
+        ctx, true, {outFeatures, inFeatures}, weightType.getDtype());
     auto weightInit = rewriter.getStringAttr(kLinearDefaultInit);
     auto biasInit = rewriter.getStringAttr(
-        (Twine(kLinearDefaultInit) + ":" + Twine(weightType.getSizes()[1]))
-            .str());
-    auto biasType = TorchTensorType::get(ctx, true, {weightType.getSizes()[0]},
-                                         weightType.getDtype());
+        (Twine(kLinearDefaultInit) + ":" + Twine(inFeatures)).str());
+    auto biasType =
+        TorchTensorType::get(ctx, true, {outFeatures}, weightType.getDtype());
     // Named as Composer's BERTGatedFFOutput names its layers, under W1.
     auto project = [&](StringRef layer, bool withBias) -> Value {
       auto declare = [&](StringRef name, TorchTensorType type, Attribute init) {
@@ -168,27 +182,33 @@ struct GateFeedForward : OpRewritePattern<LinearOp> {
             type, init, loc);
       };
       Value bias = withBias ? Value() : getNone();
-      Value weight = declare(".weight", weightType, weightInit);
+      Value weight = declare(".weight", linearWeightType, weightInit);
       if (withBias)
         bias = declare(".bias", biasType, biasInit);
-      return rewriter.create<LinearOp>(loc, hidden.getType(), up.getInput(),
-                                       weight, bias);
+      return rewriter.create<LinearOp>(loc, hidden.getType(), up->input, weight,
+                                       bias);
     };
     // act(gated_layer(x)) * non_gated_layer(x), in Composer's order.
     Value gate = project("gated_layer", gatedLayerBias);
-    Operation *gateAct = rewriter.clone(*act);
-    gateAct->setOperand(0, gate);
+    IRMapping mapping;
+    mapping.map(hidden, gate);
+    for (Operation *op : act->ops)
+      rewriter.clone(*op, mapping);
     Value value = project("non_gated_layer", nonGatedLayerBias);
+    Location actLoc = activated.getLoc();
     Value gated =
-        rewriter.create<MulOp>(act->getLoc(), activated.getType(),
-                               gateAct->getResult(0), value, UnitAttr());
+        rewriter.create<MulOp>(actLoc, activated.getType(),
+                               mapping.lookup(activated), value, UnitAttr());
     rewriter.replaceAllUsesWith(activated, gated);
-    rewriter.eraseOp(act);
+    for (Operation *op : llvm::reverse(act->ops))
+      rewriter.eraseOp(op);
 
-    // W1 is no longer used: its reads go, and its parameters stay in the
-    // model, frozen, unless something else (a tied weight) still reads them.
-    SmallVector<Value> oldState = {up.getWeight(), up.getBias()};
-    rewriter.eraseOp(up);
+    // W1 is no longer used: its ops and reads go, and its parameters stay
+    // in the model, frozen, unless something else (a tied weight) still
+    // reads them.
+    SmallVector<Value> oldState = {up->weight, up->bias};
+    for (Operation *op : llvm::reverse(up->ops))
+      rewriter.eraseOp(op);
     for (Value state : oldState) {
       auto read = state.getDefiningOp<GetParamOp>();
       if (!read || !read->use_empty())

@@ -14,6 +14,7 @@
 #include "MethodLowering.h"
 #include "PassUtils.h"
 #include "Report.h"
+#include "composer/Analysis/Projection.h"
 #include "composer/Passes/Passes.h"
 #include "composer/Support/StatePaths.h"
 
@@ -96,11 +97,11 @@ bool isGenericShapePreserving(GenericOp op) {
 }
 
 /// Finds the size of a value's last dimension from its type or from what
-/// computes it: a linear's out features, an embedding's width, a layer
-/// norm's last normalized size, through elementwise ops (broadcasting: a
-/// known size other than 1 wins). Memoized, since residual streams reach
-/// the same values along many paths; one per query, as rewrites erase
-/// values.
+/// computes it: a projection's out features (nn.Linear or Conv1D), an
+/// embedding's width, a layer norm's last normalized size, through elementwise
+/// ops (broadcasting: a known size other than 1 wins). Memoized, since residual
+/// streams reach the same values along many paths; one per query, as rewrites
+/// erase values.
 class LastDimInference {
 public:
   explicit LastDimInference(SymbolTableCollection &symbolTables)
@@ -124,10 +125,10 @@ private:
     Operation *def = value.getDefiningOp();
     if (!def)
       return std::nullopt;
-    if (auto linear = dyn_cast<LinearOp>(def)) {
+    if (std::optional<Projection> projection = matchProjection(value)) {
       ArrayRef<int64_t> weight =
-          getDeclaredSizes(linear.getWeight(), symbolTables);
-      return fromSizes(weight, 2, 0);
+          getDeclaredSizes(projection->weight, symbolTables);
+      return fromSizes(weight, 2, projection->getOutFeaturesDim());
     }
     if (auto norm = dyn_cast<LayerNormOp>(def)) {
       ArrayRef<int64_t> shape = norm.getNormalizedShape();

@@ -16,6 +16,7 @@
 #include "MethodLowering.h"
 #include "PassUtils.h"
 #include "Report.h"
+#include "composer/Analysis/Projection.h"
 #include "composer/Passes/Passes.h"
 #include "composer/Support/StatePaths.h"
 
@@ -116,9 +117,19 @@ SmallVector<Value> getUsedValues(Operation *op) {
   return used;
 }
 
+/// Linears in any form (nn.Linear's, GPT-2's Conv1D: an addmm), also
+/// inside an op's regions (scripted nn.MultiheadAttention's projections
+/// sit in the branches of its fast-path check).
 bool hasConvolutionOrLinear(ArrayRef<Operation *> ops) {
-  return llvm::any_of(
-      ops, [](Operation *op) { return isa<ConvolutionLike, LinearOp>(op); });
+  return llvm::any_of(ops, [](Operation *op) {
+    return op
+        ->walk([](Operation *nested) {
+          return isa<ConvolutionLike>(nested) || isProjectionProduct(nested)
+                     ? WalkResult::interrupt()
+                     : WalkResult::advance();
+        })
+        .wasInterrupted();
+  });
 }
 
 /// A branch that is not a chain, such as attention (q, k and v computed
@@ -205,6 +216,13 @@ SmallVector<Operation *> findBranch(AddOp add, unsigned branchOperand,
 /// add this pass already rewrote, which is not a site).
 FailureOr<ResidualBlock> matchResidualBlock(AddOp add, std::string &reason) {
   if (add->hasAttr(kRewrittenAttrName))
+    return failure();
+  // An add of a constant (`1 + tanh(..)`, which a trace records with a 0-d
+  // tensor and a script with a scalar) is no block and not a site, in
+  // either form.
+  if (llvm::any_of(add->getOperands(), [](Value operand) {
+        return isa_and_nonnull<ConstantOp>(operand.getDefiningOp());
+      }))
     return failure();
   if (!hasUnitAlpha(add)) {
     reason = "alpha is not 1";

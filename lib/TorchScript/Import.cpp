@@ -82,6 +82,10 @@ private:
   llvm::StringMap<TypedOp> typedOps;
   llvm::DenseMap<jit::Value *, Value> values;
   llvm::DenseMap<jit::Value *, ModuleRef> modules;
+  /// Tied state: a name whose tensor is another's (a head sharing its
+  /// embedding's weight), mapped to the first name declared for it. One
+  /// declaration per tensor, so that passes see every read of it.
+  llvm::StringMap<std::string> tiedTo;
 };
 
 /// Nodes in `block` and the blocks nested in its nodes.
@@ -102,8 +106,15 @@ std::string joinPath(StringRef prefix, StringRef name) {
 LogicalResult Importer::declareState(ModuleOp module) {
   builder.setInsertionPointToEnd(module.getBody());
   Location loc = module.getLoc();
+  llvm::DenseMap<c10::TensorImpl *, std::string> declared;
   auto declare = [&](const std::string &name, const at::Tensor &tensor,
                      bool isParameter) -> LogicalResult {
+    auto [first, inserted] =
+        declared.try_emplace(tensor.unsafeGetTensorImpl(), name);
+    if (!inserted) {
+      tiedTo[name] = first->second;
+      return success();
+    }
     Type dtype = importDtype(tensor.scalar_type(), ctx);
     if (!dtype)
       return emitError(loc, "'") << name << "' has unsupported dtype "
@@ -388,6 +399,9 @@ LogicalResult Importer::importGetAttr(jit::Node *node, Location loc) {
     Type resultType = importType(node->output()->type(), ctx);
     if (!isa<TorchTensorType>(resultType))
       resultType = TorchTensorType::get(ctx);
+    auto tied = tiedTo.find(path);
+    if (tied != tiedTo.end())
+      path = tied->second;
     op = builder.create<GetParamOp>(loc, resultType,
                                     FlatSymbolRefAttr::get(ctx, path));
   } else

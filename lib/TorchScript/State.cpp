@@ -250,18 +250,23 @@ Svd computeTruncatedSvd(const at::Tensor &matrix, int64_t rank) {
 /// rank-r approximation of the model's tensor `source`, W (out, fan_in) =
 /// U S V^T: sqrt(S_r) V_r^T shaped (r, W's other dims) or U_r sqrt(S_r)
 /// shaped (out, r, 1...), r read from the declared shape. The pair computes
-/// W exactly at r = min(out, fan_in).
-FailureOr<at::Tensor>
-materializeSvdFactor(StringRef key, bool first, StringRef source,
-                     TorchTensorType declared, c10::ScalarType dtype,
-                     jit::Module &model, SvdCache &svds, Location loc) {
+/// W exactly at r = min(out, fan_in). `transposed`: W is the source's
+/// transpose (a 2-D source stored [in, out]).
+FailureOr<at::Tensor> materializeSvdFactor(StringRef key, bool first,
+                                           bool transposed, StringRef source,
+                                           TorchTensorType declared,
+                                           c10::ScalarType dtype,
+                                           jit::Module &model, SvdCache &svds,
+                                           Location loc) {
   std::optional<at::Tensor> weight = lookupModelTensor(model, source);
   if (!weight || !weight->is_floating_point() || weight->dim() < 2 ||
-      weight->numel() == 0)
+      weight->numel() == 0 || (transposed && weight->dim() != 2))
     return emitError(loc, "'")
            << key << "': SVD source '" << source
-           << "' is not a non-empty floating-point tensor of 2 or more "
-              "dimensions in the model";
+           << "' is not a non-empty floating-point tensor of "
+           << (transposed ? "2" : "2 or more") << " dimensions in the model";
+  if (transposed)
+    weight = weight->t();
   int64_t out = weight->size(0);
   int64_t fanIn = weight->numel() / out;
   ArrayRef<int64_t> shape = declared.getSizes();
@@ -279,11 +284,12 @@ materializeSvdFactor(StringRef key, bool first, StringRef source,
            << (first ? "first" : "second") << " factor of '" << source << "' ("
            << ArrayRef<int64_t>(weight->sizes().vec())
            << "), 1 <= r <= " << std::min(out, fanIn);
-  auto it = svds.find(source);
+  std::string cacheKey = (source + (transposed ? "^T" : "")).str();
+  auto it = svds.find(cacheKey);
   if (it == svds.end() || it->second.s.size(0) < rank)
     it = svds.insert_or_assign(
-                 source, computeTruncatedSvd(
-                             weight->detach().reshape({out, fanIn}), rank))
+                 cacheKey, computeTruncatedSvd(
+                               weight->detach().reshape({out, fanIn}), rank))
              .first;
   const Svd &svd = it->second;
   at::Tensor root = svd.s.slice(0, 0, rank).sqrt();
@@ -312,6 +318,7 @@ FailureOr<at::Tensor> materializeDropoutMask(StringRef key, StringRef rate,
 /// The assumed values export checks (StatePaths.h), as StringRefs.
 constexpr llvm::StringRef kTrilOnes = kTrilOnesInit;
 constexpr llvm::StringRef kArange = kArangeInit;
+constexpr llvm::StringRef kZeros = kZerosInit;
 
 /// "tril_ones" (kTrilOnes): lower-triangular ones in the last two
 /// dimensions, the same in every leading one (a causal mask).
@@ -331,16 +338,18 @@ FailureOr<at::Tensor> materializeTrilOnes(StringRef key,
       .contiguous();
 }
 
-/// On state the model has, "tril_ones" and "arange" are what a pass assumed
-/// the tensor holds when it rewrote the graph (composer-alibi builds a
-/// causal mask buffer's slices from the sequence length instead, and
-/// removes the embedding of a position-index buffer): a tensor that differs
-/// fails the export.
+/// On state the model has, "tril_ones", "arange" and "zeros" are what a
+/// pass assumed the tensor holds when it rewrote the graph (composer-alibi
+/// builds a causal mask buffer's slices from the sequence length instead,
+/// removes the embedding of a position-index buffer, and builds a
+/// token-type buffer's slices as zeros of the sequence length): a tensor
+/// that differs fails the export.
 LogicalResult checkAssumedValue(StringRef key, const at::Tensor &tensor,
                                 Attribute initializer, TorchTensorType declared,
                                 Location loc) {
   auto kind = dyn_cast_or_null<StringAttr>(initializer);
-  if (!kind || (kind.getValue() != kTrilOnes && kind.getValue() != kArange))
+  if (!kind || (kind.getValue() != kTrilOnes && kind.getValue() != kArange &&
+                kind.getValue() != kZeros))
     return success();
   std::optional<c10::ScalarType> dtype = exportDtype(declared.getDtype());
   if (!dtype)
@@ -348,6 +357,8 @@ LogicalResult checkAssumedValue(StringRef key, const at::Tensor &tensor,
   FailureOr<at::Tensor> expected = at::Tensor();
   if (kind.getValue() == kTrilOnes)
     expected = materializeTrilOnes(key, declared, *dtype, loc);
+  else if (kind.getValue() == kZeros)
+    expected = at::zeros(tensor.sizes(), at::TensorOptions().dtype(*dtype));
   else if (tensor.dim() >= 1)
     expected = at::arange(tensor.size(-1), at::TensorOptions().dtype(*dtype))
                    .expand(tensor.sizes());
@@ -356,15 +367,17 @@ LogicalResult checkAssumedValue(StringRef key, const at::Tensor &tensor,
   if (expected->defined() && tensor.sizes() == expected->sizes() &&
       at::equal(tensor.detach().to(*dtype), *expected))
     return success();
+  StringRef holds = kind.getValue() == kTrilOnes
+                        ? "lower-triangular ones (\"tril_ones\")"
+                    : kind.getValue() == kZeros
+                        ? "zeros (\"zeros\")"
+                        : "0..N-1 along its last dimension (\"arange\")";
   return emitError(loc, "'")
-         << key << "' does not hold "
-         << (kind.getValue() == kTrilOnes
-                 ? "lower-triangular ones (\"tril_ones\")"
-                 : "0..N-1 along its last dimension (\"arange\")")
+         << key << "' does not hold " << holds
          << ", which a pass assumed when it rewrote the graph (composer-alibi "
-            "builds causal masks from the sequence length and removes "
-            "embeddings of positions): the exported model would compute "
-            "something else";
+            "builds causal masks and token types from the sequence length "
+            "and removes embeddings of positions): the exported model would "
+            "compute something else";
 }
 
 /// The tensor a new parameter or buffer starts as: a dense initializer
@@ -373,7 +386,8 @@ LogicalResult checkAssumedValue(StringRef key, const at::Tensor &tensor,
 /// initialization (uniform in +-1/sqrt(fan_in), weight and bias alike)
 /// drawn from a generator seeded by the name, so that exports are
 /// reproducible; or "svd_first:<key>" / "svd_second:<key>", a factor of
-/// the SVD of `model`'s tensor <key> (materializeSvdFactor); or
+/// the SVD of `model`'s tensor <key> (materializeSvdFactor), of its
+/// transpose with "svd_first_t" / "svd_second_t"; or
 /// "dropout_mask:<p>" (materializeDropoutMask).
 FailureOr<at::Tensor> materializeInitializer(StringRef key,
                                              Attribute initializer,
@@ -387,10 +401,13 @@ FailureOr<at::Tensor> materializeInitializer(StringRef key,
   if (auto kind = dyn_cast_or_null<StringAttr>(initializer)) {
     if (kind.getValue() == kTrilOnes)
       return materializeTrilOnes(key, declared, *dtype, loc);
+    if (kind.getValue() == kZeros)
+      return at::zeros(shape, at::TensorOptions().dtype(*dtype));
     auto [svdKind, source] = kind.getValue().split(':');
+    bool transposed = svdKind.consume_back("_t");
     if ((svdKind == "svd_first" || svdKind == "svd_second") && !source.empty())
-      return materializeSvdFactor(key, svdKind == "svd_first", source, declared,
-                                  *dtype, model, svds, loc);
+      return materializeSvdFactor(key, svdKind == "svd_first", transposed,
+                                  source, declared, *dtype, model, svds, loc);
     if (svdKind == "dropout_mask")
       return materializeDropoutMask(key, source, shape, *dtype, loc);
     std::optional<int64_t> fanIn = getLinearInitFanIn(kind.getValue(), shape);

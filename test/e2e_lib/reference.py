@@ -335,6 +335,44 @@ _GLU_ACTIVATIONS = (nn.ReLU, nn.GELU, nn.SiLU, nn.Sigmoid, nn.Tanh,
                     nn.Hardsigmoid)
 
 
+def _features(layer):
+    """(in, out) of an nn.Linear or of GPT-2's Conv1D (weight [in, out])."""
+    if isinstance(layer, nn.Linear):
+        return layer.in_features, layer.out_features
+    return tuple(layer.weight.shape)
+
+
+def _is_projection(module):
+    return isinstance(module, nn.Linear) or type(module).__name__ == "Conv1D"
+
+
+# Feed-forwards laid out as attributes rather than an nn.Sequential:
+# (module holding W1 and the activation, W1, activation, module holding W2,
+# W2), as Hugging Face's BERT and GPT-2 name them, relative to one parent.
+_NAMED_FEED_FORWARDS = (
+    ("intermediate", "dense", "intermediate_act_fn", "output", "dense"),
+    ("", "c_fc", "act", "", "c_proj"),
+)
+
+
+def _named_feed_forwards(model):
+    """(holder of W1, W1's name, holder of the activation, its name) for each
+    feed-forward of _NAMED_FEED_FORWARDS."""
+    found = []
+    for parent in list(model.modules()):
+        for first, w1, act, second, w2 in _NAMED_FEED_FORWARDS:
+            holder = getattr(parent, first, None) if first else parent
+            other = getattr(parent, second, None) if second else parent
+            if not (isinstance(holder, nn.Module)
+                    and isinstance(other, nn.Module)):
+                continue
+            if (_is_projection(getattr(holder, w1, None))
+                    and isinstance(getattr(holder, act, None), nn.Module)
+                    and _is_projection(getattr(other, w2, None))):
+                found.append((holder, w1, act))
+    return found
+
+
 class _GatedLinear(nn.Module):
     """Composer's gated unit in place of a feed-forward's first linear W1,
     under the names composer-glu gives: act(gated_layer(x)) *
@@ -345,10 +383,10 @@ class _GatedLinear(nn.Module):
         self.weight = linear.weight.requires_grad_(False)
         self.bias = (linear.bias.requires_grad_(False)
                      if linear.bias is not None else None)
-        self.gated_layer = nn.Linear(linear.in_features, linear.out_features,
+        self.in_features, self.out_features = _features(linear)
+        self.gated_layer = nn.Linear(self.in_features, self.out_features,
                                      bias=bool(gated_layer_bias))
-        self.non_gated_layer = nn.Linear(linear.in_features,
-                                         linear.out_features,
+        self.non_gated_layer = nn.Linear(self.in_features, self.out_features,
                                          bias=bool(non_gated_layer_bias))
         self.act = act
 
@@ -356,13 +394,39 @@ class _GatedLinear(nn.Module):
         return self.act(self.gated_layer(x)) * self.non_gated_layer(x)
 
 
+def _gate(model, names, holder, w1_name, act_name, gated_layer_bias,
+          non_gated_layer_bias, candidate_state):
+    """Makes holder.<w1_name> a _GatedLinear of holder.<act_name>, which
+    becomes an Identity; new parameters from candidate_state."""
+    w1 = getattr(holder, w1_name)
+    unit = _GatedLinear(w1, getattr(holder, act_name), gated_layer_bias,
+                        non_gated_layer_bias)
+    if candidate_state is not None:
+        prefix = names[w1] + "."
+        with torch.no_grad():
+            for key, value in unit.named_parameters():
+                if not key.startswith(("gated_layer.", "non_gated_layer.")):
+                    continue
+                new = candidate_state[prefix + key]
+                bound = 1 / unit.in_features ** 0.5
+                if not (new.abs().max() <= bound
+                        and new.std() > 0.4 * bound):
+                    raise ValueError(
+                        f"{prefix + key} is not nn.Linear's initialization")
+                value.copy_(new)
+    setattr(holder, w1_name, unit)
+    setattr(holder, act_name, nn.Identity())
+
+
 def glu(model, gated_layer_bias=0, non_gated_layer_bias=0,
         candidate_state=None):
     """Gated linear units (Composer's BERTGatedFFOutput) in each
     feed-forward nn.Sequential(..., Linear W1, activation, [Dropout], Linear
-    W2, ...): W1 becomes a _GatedLinear, the activation an Identity (the
-    dropout stays between the gated product and W2, which is unchanged); a
-    linear that is already a unit's W2 is not also a W1. The new parameters
+    W2, ...), and each of Hugging Face's BERT and GPT-2 feed-forwards
+    (_NAMED_FEED_FORWARDS, W1 an nn.Linear or a Conv1D): W1 becomes a
+    _GatedLinear, the activation an Identity (the dropout stays between the
+    gated product and W2, which is unchanged); a linear that is already a
+    unit's W2 is not also a W1. The new parameters
     are taken from candidate_state, after checking they are nn.Linear's
     initialization (uniform in +-1/sqrt(in_features))."""
     sites = 0
@@ -382,26 +446,13 @@ def glu(model, gated_layer_bias=0, non_gated_layer_bias=0,
             if len(rest) < 2 or not isinstance(rest[1], nn.Linear):
                 continue
             last_w2 = rest[1]
-            unit = _GatedLinear(w1, children[i + 1][1], gated_layer_bias,
-                                non_gated_layer_bias)
-            if candidate_state is not None:
-                prefix = names[w1] + "."
-                with torch.no_grad():
-                    for key, value in unit.named_parameters():
-                        if not key.startswith(("gated_layer.",
-                                               "non_gated_layer.")):
-                            continue
-                        new = candidate_state[prefix + key]
-                        bound = 1 / w1.in_features ** 0.5
-                        if not (new.abs().max() <= bound
-                                and new.std() > 0.4 * bound):
-                            raise ValueError(
-                                f"{prefix + key} is not nn.Linear's "
-                                "initialization")
-                        value.copy_(new)
-            setattr(sequential, name, unit)
-            setattr(sequential, children[i + 1][0], nn.Identity())
+            _gate(model, names, sequential, name, children[i + 1][0],
+                  gated_layer_bias, non_gated_layer_bias, candidate_state)
             sites += 1
+    for holder, w1, act in _named_feed_forwards(model):
+        _gate(model, names, holder, w1, act, gated_layer_bias,
+              non_gated_layer_bias, candidate_state)
+        sites += 1
     return sites
 
 
@@ -606,9 +657,12 @@ def _alibi_bert_attention_forward(self, hidden_states, attention_mask):
 
 
 def _bert_embeddings_without_positions(self, input_ids):
+    # Composer's BERT surgery enlarges the zero token-type buffer to the
+    # longest sequence; zeros of the sequence length are the same.
     seq_length = input_ids.size(1)
-    token_type_ids = self.token_type_ids[:, :seq_length].expand(
-        input_ids.size(0), seq_length)
+    token_type_ids = torch.zeros(
+        1, seq_length, dtype=torch.long, device=input_ids.device).expand(
+            input_ids.size(0), seq_length)
     embeddings = (self.word_embeddings(input_ids)
                   + self.token_type_embeddings(token_type_ids))
     return self.dropout(self.LayerNorm(embeddings))

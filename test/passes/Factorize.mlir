@@ -217,3 +217,70 @@ module {
 // CHECK: %[[Y0:.*]] = composer.conv2d %{{.*}}, %{{.*}}, %{{.*}} {composer.factorized
 // CHECK: %[[Y:.*]] = composer.conv2d %[[Y0]], %{{.*}}, %{{.*}} {composer.factorized
 // CHECK: composer.convolution %[[Y]], %[[W]], {{.*}}transposed = true
+
+// -----
+
+// GPT-2's Conv1D (addmm on x flattened to 2-D, weight [in, out], sizes as a
+// trace records them) becomes a pair of linears in nn.Linear's layout,
+// initialized from the SVD of the weight's transpose; the LM head that
+// shares the embedding's weight is skipped, as freezing the weight would
+// stop the embedding's training.
+module {
+  composer.parameter @wte.weight : !composer.tensor<64x96xf32>
+  composer.parameter @h.c_fc.weight : !composer.tensor<48x96xf32>
+  composer.parameter @h.c_fc.bias : !composer.tensor<96xf32>
+  func.func @conv1d(%x: !composer.tensor, %ids: !composer.tensor) -> (!composer.tensor, !composer.tensor) {
+    %none = composer.constant(none) : !composer.none
+    %false = composer.constant(false) : !composer.bool
+    %zero = composer.constant(0) : !composer.int
+    %one = composer.constant(1) : !composer.int
+    %two = composer.constant(2) : !composer.int
+    %last = composer.constant(-1) : !composer.int
+    %out = composer.constant(96) : !composer.int
+    %d0 = composer.op "aten::size"(%x, %zero) : (!composer.tensor, !composer.int) -> !composer.int
+    %d1 = composer.op "aten::size"(%x, %one) : (!composer.tensor, !composer.int) -> !composer.int
+    %d2 = composer.op "aten::size"(%x, %two) : (!composer.tensor, !composer.int) -> !composer.int
+    %flat = composer.op "prim::ListConstruct"(%last, %d2) : (!composer.int, !composer.int) -> !composer.list<!composer.int>
+    %x2 = composer.view %x, %flat : (!composer.tensor, !composer.list<!composer.int>) -> !composer.tensor
+    %w = composer.get_param @h.c_fc.weight : !composer.tensor
+    %b = composer.get_param @h.c_fc.bias : !composer.tensor
+    %h2 = composer.op "aten::addmm"(%b, %x2, %w, %one, %one) : (!composer.tensor, !composer.tensor, !composer.tensor, !composer.int, !composer.int) -> !composer.tensor
+    %sizes = composer.op "prim::ListConstruct"(%d0, %d1, %out) : (!composer.int, !composer.int, !composer.int) -> !composer.list<!composer.int>
+    %h = composer.view %h2, %sizes : (!composer.tensor, !composer.list<!composer.int>) -> !composer.tensor
+    %wte = composer.get_param @wte.weight : !composer.tensor
+    %logits = composer.linear %h, %wte, %none : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %e = composer.op "aten::embedding"(%wte, %ids, %last, %false, %false) : (!composer.tensor, !composer.tensor, !composer.int, !composer.bool, !composer.bool) -> !composer.tensor
+    return %logits, %e : !composer.tensor, !composer.tensor
+  }
+}
+// CHECK-LABEL: composer.parameter @wte.weight : !composer.tensor<64x96xf32>
+// CHECK: composer.parameter @h.c_fc.weight frozen : !composer.tensor<48x96xf32>
+// CHECK: composer.parameter @h.c_fc.bias : !composer.tensor<96xf32>
+// CHECK: composer.parameter @h.c_fc.factor0.weight init("svd_first_t:h.c_fc.weight") : !composer.tensor<20x48xf32>
+// CHECK: composer.parameter @h.c_fc.factor1.weight init("svd_second_t:h.c_fc.weight") : !composer.tensor<96x20xf32>
+// CHECK-LABEL: func.func @conv1d
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: !composer.tensor, %[[IDS:[a-z0-9]+]]: !composer.tensor)
+// CHECK-NOT: aten::size
+// CHECK: %[[B:.*]] = composer.get_param @h.c_fc.bias
+// CHECK: %[[F0:.*]] = composer.get_param @h.c_fc.factor0.weight
+// CHECK: %[[F1:.*]] = composer.get_param @h.c_fc.factor1.weight
+// CHECK-NOT: aten::addmm
+// CHECK: %[[H0:.*]] = composer.linear %[[X]], %[[F0]], %{{.*}} {composer.factorized}
+// CHECK: %[[H:.*]] = composer.linear %[[H0]], %[[F1]], %[[B]] {composer.factorized}
+// CHECK: %[[WTE:.*]] = composer.get_param @wte.weight
+// CHECK: composer.linear %[[H]], %[[WTE]]
+// CHECK: composer.op "aten::embedding"(%[[WTE]], %[[IDS]]
+
+// FULL-LABEL: composer.parameter @h.c_fc.factor0.weight init("svd_first_t:h.c_fc.weight") : !composer.tensor<48x48xf32>
+// FULL: composer.parameter @h.c_fc.factor1.weight init("svd_second_t:h.c_fc.weight") : !composer.tensor<96x48xf32>
+
+// REPORT: remark: composer-factorize: 1 layers factorized, 1 skipped
+// REPORT: note: 1 skipped: weight shared with other ops
+// DEFAULT: warning: composer-factorize: 0 layers factorized, 2 skipped
+// DEFAULT: note: 1 skipped: features < min-features
+// DEFAULT: note: 1 skipped: weight shared with other ops
+// NOCONVS: remark: composer-factorize: 1 layers factorized, 1 skipped
+// NOLINEARS: warning: composer-factorize: 0 layers factorized, 0 skipped
+// AGAIN: warning: composer-factorize: 0 layers factorized, 3 skipped
+// AGAIN: note: 2 skipped: already factorized
+// AGAIN: note: 1 skipped: weight shared with other ops

@@ -337,4 +337,92 @@ module {
 // REPORT: note: 1 skipped: the activation is in another region
 // AGAIN: warning: composer-glu: 0 feed-forwards gated, 2 skipped
 
+// -----
+
+// GPT-2's feed-forward as Hugging Face writes it: Conv1D projections
+// (addmm on x flattened to 2-D, weight [in, out], viewed back; c_fc's sizes
+// as a script computes them, c_proj's as a trace records them) and the tanh
+// GELU written out. The gated projections are nn.Linear's ([out, in]) on
+// x itself, the activation's ops are applied to the gate, and W1's addmm,
+// views and size reads go.
+module {
+  composer.parameter @mlp.c_fc.weight : !composer.tensor<8x16xf32>
+  composer.parameter @mlp.c_fc.bias : !composer.tensor<16xf32>
+  composer.parameter @mlp.c_proj.weight : !composer.tensor<16x8xf32>
+  composer.parameter @mlp.c_proj.bias : !composer.tensor<8xf32>
+  func.func @forward(%x: !composer.tensor) -> !composer.tensor {
+    %none = composer.constant(none) : !composer.none
+    %zero = composer.constant(0) : !composer.int
+    %one = composer.constant(1) : !composer.int
+    %two = composer.constant(2) : !composer.int
+    %last = composer.constant(-1) : !composer.int
+    %hidden = composer.constant(16) : !composer.int
+    %width = composer.constant(8) : !composer.int
+    %half = composer.constant(5.000000e-01) : !composer.float
+    %cube = composer.constant(3.000000e+00) : !composer.float
+    %coef = composer.constant(4.471500e-02) : !composer.float
+    %root = composer.constant(0.79788456080286541) : !composer.float
+    %onef = composer.constant(1.000000e+00) : !composer.float
+    %sizes = composer.op "aten::size"(%x) : (!composer.tensor) -> !composer.list<!composer.int>
+    %leading = composer.op "aten::slice"(%sizes, %none, %last, %one) : (!composer.list<!composer.int>, !composer.none, !composer.int, !composer.int) -> !composer.list<!composer.int>
+    %copy = composer.op "aten::list"(%leading) : (!composer.list<!composer.int>) -> !composer.list<!composer.int>
+    %nf = composer.op "prim::ListConstruct"(%hidden) : (!composer.int) -> !composer.list<!composer.int>
+    %hsizes = composer.op "aten::add"(%copy, %nf) : (!composer.list<!composer.int>, !composer.list<!composer.int>) -> !composer.list<!composer.int>
+    %b1 = composer.get_param @mlp.c_fc.bias : !composer.tensor
+    %in = composer.op "aten::size"(%x, %last) : (!composer.tensor, !composer.int) -> !composer.int
+    %flat = composer.op "prim::ListConstruct"(%last, %in) : (!composer.int, !composer.int) -> !composer.list<!composer.int>
+    %x2 = composer.view %x, %flat : (!composer.tensor, !composer.list<!composer.int>) -> !composer.tensor
+    %w1 = composer.get_param @mlp.c_fc.weight : !composer.tensor
+    %h2 = composer.op "aten::addmm"(%b1, %x2, %w1, %one, %one) : (!composer.tensor, !composer.tensor, !composer.tensor, !composer.int, !composer.int) -> !composer.tensor
+    %h = composer.view %h2, %hsizes : (!composer.tensor, !composer.list<!composer.int>) -> !composer.tensor
+    %g1 = composer.op "aten::mul"(%h, %half) : (!composer.tensor, !composer.float) -> !composer.tensor
+    %g2 = composer.op "aten::pow"(%h, %cube) : (!composer.tensor, !composer.float) -> !composer.tensor
+    %g3 = composer.op "aten::mul"(%g2, %coef) : (!composer.tensor, !composer.float) -> !composer.tensor
+    %g4 = composer.add %h, %g3 {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %g5 = composer.op "aten::mul"(%g4, %root) : (!composer.tensor, !composer.float) -> !composer.tensor
+    %g6 = composer.op "aten::tanh"(%g5) : (!composer.tensor) -> !composer.tensor
+    %g7 = composer.op "aten::add"(%g6, %onef, %one) : (!composer.tensor, !composer.float, !composer.int) -> !composer.tensor
+    %a = composer.mul %g1, %g7 : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %d0 = composer.op "aten::size"(%a, %zero) : (!composer.tensor, !composer.int) -> !composer.int
+    %d1 = composer.op "aten::size"(%a, %one) : (!composer.tensor, !composer.int) -> !composer.int
+    %d2 = composer.op "aten::size"(%a, %two) : (!composer.tensor, !composer.int) -> !composer.int
+    %flat2 = composer.op "prim::ListConstruct"(%last, %d2) : (!composer.int, !composer.int) -> !composer.list<!composer.int>
+    %a2 = composer.view %a, %flat2 : (!composer.tensor, !composer.list<!composer.int>) -> !composer.tensor
+    %w2 = composer.get_param @mlp.c_proj.weight : !composer.tensor
+    %b2 = composer.get_param @mlp.c_proj.bias : !composer.tensor
+    %y2 = composer.op "aten::addmm"(%b2, %a2, %w2, %one, %one) : (!composer.tensor, !composer.tensor, !composer.tensor, !composer.int, !composer.int) -> !composer.tensor
+    %ysizes = composer.op "prim::ListConstruct"(%d0, %d1, %width) : (!composer.int, !composer.int, !composer.int) -> !composer.list<!composer.int>
+    %y = composer.view %y2, %ysizes : (!composer.tensor, !composer.list<!composer.int>) -> !composer.tensor
+    return %y : !composer.tensor
+  }
+}
+// CHECK-LABEL: module
+// CHECK-DAG: composer.parameter @mlp.c_fc.weight frozen : !composer.tensor<8x16xf32>
+// CHECK-DAG: composer.parameter @mlp.c_fc.bias frozen : !composer.tensor<16xf32>
+// CHECK-DAG: composer.parameter @mlp.c_fc.gated_layer.weight init("linear_default") : !composer.tensor<16x8xf32>
+// CHECK-DAG: composer.parameter @mlp.c_fc.non_gated_layer.weight init("linear_default") : !composer.tensor<16x8xf32>
+// CHECK-LABEL: func.func @forward
+// CHECK-SAME: (%[[X:.*]]: !composer.tensor)
+// CHECK-NOT: aten::size"(%[[X]]
+// CHECK: %[[WG:.*]] = composer.get_param @mlp.c_fc.gated_layer.weight
+// CHECK-NEXT: %[[G:.*]] = composer.linear %[[X]], %[[WG]]
+// CHECK-NEXT: %[[HALF:.*]] = composer.op "aten::mul"(%[[G]],
+// CHECK-NEXT: %[[CUBE:.*]] = composer.op "aten::pow"(%[[G]],
+// CHECK-NEXT: %[[T1:.*]] = composer.op "aten::mul"(%[[CUBE]],
+// CHECK-NEXT: %[[T2:.*]] = composer.add %[[G]], %[[T1]]
+// CHECK-NEXT: %[[T3:.*]] = composer.op "aten::mul"(%[[T2]],
+// CHECK-NEXT: %[[T4:.*]] = composer.op "aten::tanh"(%[[T3]])
+// CHECK-NEXT: %[[T5:.*]] = composer.op "aten::add"(%[[T4]],
+// CHECK-NEXT: %[[A:.*]] = composer.mul %[[HALF]], %[[T5]]
+// CHECK-NEXT: %[[WV:.*]] = composer.get_param @mlp.c_fc.non_gated_layer.weight
+// CHECK-NEXT: %[[V:.*]] = composer.linear %[[X]], %[[WV]]
+// CHECK-NEXT: %[[P:.*]] = composer.mul %[[A]], %[[V]]
+// CHECK-NOT: @mlp.c_fc.weight
+// CHECK: composer.view %[[P]]
+// CHECK: composer.get_param @mlp.c_proj.weight
+// CHECK: composer.op "aten::addmm"
+
+// REPORT: remark: composer-glu: 1 feed-forwards gated, 0 skipped
+// AGAIN: warning: composer-glu: 0 feed-forwards gated, 1 skipped
+
 // BAD: for the --gated-layer-bias option: 'maybe' is invalid value for boolean argument

@@ -174,3 +174,39 @@ module @none {
 // CHECK-LABEL: module @none
 // CHECK-NOT: composer.buffer
 // REPORT: warning: composer-gyro-dropout: 0 dropouts made gyro, 0 skipped
+
+// -----
+
+// A dropout after GPT-2's Conv1D (weight [in, out], sizes as a trace
+// records them): its features are the weight's dimension 1.
+module {
+  composer.parameter @h.c_fc.weight : !composer.tensor<48x96xf32>
+  composer.parameter @h.c_fc.bias : !composer.tensor<96xf32>
+  func.func @forward(%x: !composer.tensor) -> !composer.tensor {
+    %none = composer.constant(none) : !composer.none
+    %false = composer.constant(false) : !composer.bool
+    %zero = composer.constant(0) : !composer.int
+    %one = composer.constant(1) : !composer.int
+    %two = composer.constant(2) : !composer.int
+    %last = composer.constant(-1) : !composer.int
+    %out = composer.constant(96) : !composer.int
+    %d0 = composer.op "aten::size"(%x, %zero) : (!composer.tensor, !composer.int) -> !composer.int
+    %d1 = composer.op "aten::size"(%x, %one) : (!composer.tensor, !composer.int) -> !composer.int
+    %d2 = composer.op "aten::size"(%x, %two) : (!composer.tensor, !composer.int) -> !composer.int
+    %flat = composer.op "prim::ListConstruct"(%last, %d2) : (!composer.int, !composer.int) -> !composer.list<!composer.int>
+    %x2 = composer.view %x, %flat : (!composer.tensor, !composer.list<!composer.int>) -> !composer.tensor
+    %w = composer.get_param @h.c_fc.weight : !composer.tensor
+    %b = composer.get_param @h.c_fc.bias : !composer.tensor
+    %h2 = composer.op "aten::addmm"(%b, %x2, %w, %one, %one) : (!composer.tensor, !composer.tensor, !composer.tensor, !composer.int, !composer.int) -> !composer.tensor
+    %sizes = composer.op "prim::ListConstruct"(%d0, %d1, %out) : (!composer.int, !composer.int, !composer.int) -> !composer.list<!composer.int>
+    %h = composer.view %h2, %sizes : (!composer.tensor, !composer.list<!composer.int>) -> !composer.tensor
+    %train = composer.get_attr "training" : !composer.bool
+    %y = composer.dropout %h, %train {p = 1.000000e-01 : f64} : (!composer.tensor, !composer.bool) -> !composer.tensor
+    return %y : !composer.tensor
+  }
+}
+// CHECK-LABEL: composer.parameter @h.c_fc.weight : !composer.tensor<48x96xf32>
+// CHECK: composer.buffer @preselect_masks init("dropout_mask:0.5") : !composer.tensor<256x96xf32>
+// CHECK: composer.gyro_dropout {{.*}} {feature_dim = -1 : i64
+
+// REPORT: remark: composer-gyro-dropout: 1 dropouts made gyro, 0 skipped

@@ -264,3 +264,79 @@ module @skips {
 // REPORT-DAG: note: 1 skipped: alpha is not 1
 // REPORT-DAG: note: 1 skipped: branch has no convolution or linear
 // REPORT-DAG: note: 1 skipped: branch has other users
+
+// -----
+
+// A transformer's feed-forward residual with GPT-2's Conv1D projections
+// (addmm on a flattened view) and its tanh GELU written out, as a trace
+// records it: `1 + tanh(..)` adds a constant 0-d tensor, which is no block
+// and no site (a script adds a scalar: no composer.add at all), and the
+// add `x + 0.044715 x^3` has no linear in its branch.
+module {
+  composer.parameter @mlp.c_fc.weight : !composer.tensor<8x16xf32>
+  composer.parameter @mlp.c_fc.bias : !composer.tensor<16xf32>
+  composer.parameter @mlp.c_proj.weight : !composer.tensor<16x8xf32>
+  composer.parameter @mlp.c_proj.bias : !composer.tensor<8xf32>
+  func.func @forward(%x: !composer.tensor) -> !composer.tensor {
+    %none = composer.constant(none) : !composer.none
+    %zero = composer.constant(0) : !composer.int
+    %one = composer.constant(1) : !composer.int
+    %two = composer.constant(2) : !composer.int
+    %last = composer.constant(-1) : !composer.int
+    %hidden = composer.constant(16) : !composer.int
+    %width = composer.constant(8) : !composer.int
+    %half = composer.constant(5.000000e-01) : !composer.float
+    %cube = composer.constant(3.000000e+00) : !composer.float
+    %coef = composer.constant(4.471500e-02) : !composer.float
+    %root = composer.constant(0.79788456080286541) : !composer.float
+    %onef = composer.constant(1.000000e+00) : !composer.float
+    %sizes = composer.op "aten::size"(%x) : (!composer.tensor) -> !composer.list<!composer.int>
+    %leading = composer.op "aten::slice"(%sizes, %none, %last, %one) : (!composer.list<!composer.int>, !composer.none, !composer.int, !composer.int) -> !composer.list<!composer.int>
+    %copy = composer.op "aten::list"(%leading) : (!composer.list<!composer.int>) -> !composer.list<!composer.int>
+    %nf = composer.op "prim::ListConstruct"(%hidden) : (!composer.int) -> !composer.list<!composer.int>
+    %hsizes = composer.op "aten::add"(%copy, %nf) : (!composer.list<!composer.int>, !composer.list<!composer.int>) -> !composer.list<!composer.int>
+    %b1 = composer.get_param @mlp.c_fc.bias : !composer.tensor
+    %in = composer.op "aten::size"(%x, %last) : (!composer.tensor, !composer.int) -> !composer.int
+    %flat = composer.op "prim::ListConstruct"(%last, %in) : (!composer.int, !composer.int) -> !composer.list<!composer.int>
+    %x2 = composer.view %x, %flat : (!composer.tensor, !composer.list<!composer.int>) -> !composer.tensor
+    %w1 = composer.get_param @mlp.c_fc.weight : !composer.tensor
+    %h2 = composer.op "aten::addmm"(%b1, %x2, %w1, %one, %one) : (!composer.tensor, !composer.tensor, !composer.tensor, !composer.int, !composer.int) -> !composer.tensor
+    %h = composer.view %h2, %hsizes : (!composer.tensor, !composer.list<!composer.int>) -> !composer.tensor
+    %g1 = composer.op "aten::mul"(%h, %half) : (!composer.tensor, !composer.float) -> !composer.tensor
+    %g2 = composer.op "aten::pow"(%h, %cube) : (!composer.tensor, !composer.float) -> !composer.tensor
+    %g3 = composer.op "aten::mul"(%g2, %coef) : (!composer.tensor, !composer.float) -> !composer.tensor
+    %g4 = composer.add %h, %g3 {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %g5 = composer.op "aten::mul"(%g4, %root) : (!composer.tensor, !composer.float) -> !composer.tensor
+    %g6 = composer.op "aten::tanh"(%g5) : (!composer.tensor) -> !composer.tensor
+    %unit = composer.constant(dense<1.000000e+00> : tensor<f64>) : !composer.tensor
+    %g7 = composer.add %g6, %unit {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %a = composer.mul %g1, %g7 : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %d0 = composer.op "aten::size"(%a, %zero) : (!composer.tensor, !composer.int) -> !composer.int
+    %d1 = composer.op "aten::size"(%a, %one) : (!composer.tensor, !composer.int) -> !composer.int
+    %d2 = composer.op "aten::size"(%a, %two) : (!composer.tensor, !composer.int) -> !composer.int
+    %flat2 = composer.op "prim::ListConstruct"(%last, %d2) : (!composer.int, !composer.int) -> !composer.list<!composer.int>
+    %a2 = composer.view %a, %flat2 : (!composer.tensor, !composer.list<!composer.int>) -> !composer.tensor
+    %w2 = composer.get_param @mlp.c_proj.weight : !composer.tensor
+    %b2 = composer.get_param @mlp.c_proj.bias : !composer.tensor
+    %y2 = composer.op "aten::addmm"(%b2, %a2, %w2, %one, %one) : (!composer.tensor, !composer.tensor, !composer.tensor, !composer.int, !composer.int) -> !composer.tensor
+    %ysizes = composer.op "prim::ListConstruct"(%d0, %d1, %width) : (!composer.int, !composer.int, !composer.int) -> !composer.list<!composer.int>
+    %y = composer.view %y2, %ysizes : (!composer.tensor, !composer.list<!composer.int>) -> !composer.tensor
+    %r = composer.add %x, %y {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    return %r : !composer.tensor
+  }
+}
+// CHECK-LABEL: composer.parameter @mlp.c_fc.weight
+// CHECK: func.func @forward(%[[X:[a-z0-9]+]]: !composer.tensor)
+// CHECK: %[[KEEP:.*]] = composer.stochastic_depth_keep
+// CHECK: composer.if %[[KEEP]]
+// CHECK: composer.op "aten::addmm"
+// CHECK: composer.op "aten::tanh"
+// CHECK: composer.op "aten::addmm"
+// CHECK: %[[DROP:.*]] = composer.stochastic_depth
+// CHECK: composer.add %[[X]], %[[DROP]] {alpha = 1 : i64, composer.stochastic_depth}
+// CHECK: } else {
+// CHECK-NEXT: composer.yield %[[X]]
+
+// REPORT: remark: composer-stochastic-depth: 1 residual blocks made stochastic, 1 skipped
+// REPORT-NEXT: {{^}}module
+// REPORT: note: 1 skipped: branch has no convolution or linear

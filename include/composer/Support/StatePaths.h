@@ -26,11 +26,14 @@ inline constexpr std::string_view kFrozenLayersAttrName =
 /// Initializers of existing state that a pass assumed the tensor holds when
 /// it rewrote the graph; export checks the model's tensor against them
 /// (composer-alibi: a causal-mask buffer it rebuilds from the sequence
-/// length, a position-index buffer whose embedding it removes).
+/// length, a position-index buffer whose embedding it removes, a token-type
+/// buffer it rebuilds from the sequence length).
 /// Lower-triangular ones in the last two dimensions.
 inline constexpr std::string_view kTrilOnesInit = "tril_ones";
 /// 0..N-1 along the last dimension.
 inline constexpr std::string_view kArangeInit = "arange";
+/// All zeros.
+inline constexpr std::string_view kZerosInit = "zeros";
 
 /// Splits "a.b.c" into its owner path "a.b" and its name "c"; a path
 /// without a dot is owned by the root ("").
