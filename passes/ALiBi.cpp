@@ -17,11 +17,13 @@
 
 #include "PassUtils.h"
 #include "Report.h"
+#include "composer/Analysis/Matchers.h"
 #include "composer/Passes/Passes.h"
 #include "composer/Support/StatePaths.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
@@ -42,6 +44,7 @@ constexpr StringLiteral kAlibiAttrName = "composer.alibi";
 /// position-index buffer against (StatePaths.h).
 constexpr StringRef kCausalMaskInit = kTrilOnesInit;
 constexpr StringRef kPositionIdsInit = kArangeInit;
+constexpr StringRef kTokenTypesInit = kZerosInit;
 /// nn.MultiheadAttention's fused fast path, which takes no bias.
 constexpr StringLiteral kFusedAttentionKind =
     "aten::_native_multi_head_attention";
@@ -59,35 +62,6 @@ SmallVector<double> getAlibiSlopes(int64_t heads) {
   for (int64_t h = 1; int64_t(slopes.size()) < heads; h += 2)
     slopes.push_back(std::exp2(-8.0 * double(h) / double(2 * lower)));
   return slopes;
-}
-
-GenericOp getGeneric(Value value, StringRef kind) {
-  auto op = value.getDefiningOp<GenericOp>();
-  return op && op.getKind() == kind ? op : GenericOp();
-}
-
-bool isGenericOf(Operation *op, std::initializer_list<StringRef> kinds) {
-  auto generic = dyn_cast_or_null<GenericOp>(op);
-  return generic && llvm::is_contained(kinds, generic.getKind());
-}
-
-/// The int `value` holds if it is a constant: an int, a 0-d integer tensor
-/// (as traces record sizes) or aten::Int / prim::NumToTensor of one.
-std::optional<int64_t> getConstantInt(Value value) {
-  Operation *def = value.getDefiningOp();
-  if (auto constant = dyn_cast_or_null<ConstantOp>(def)) {
-    if (auto integer = dyn_cast<IntegerAttr>(constant.getValue()))
-      return integer.getInt();
-    auto elements = dyn_cast<DenseElementsAttr>(constant.getValue());
-    if (elements && elements.isSplat() &&
-        isa<IntegerType>(elements.getElementType()) &&
-        elements.getType().getRank() == 0)
-      return elements.getSplatValue<APInt>().getSExtValue();
-    return std::nullopt;
-  }
-  if (isGenericOf(def, {"aten::Int", "prim::NumToTensor"}))
-    return getConstantInt(def->getOperand(0));
-  return std::nullopt;
 }
 
 /// Whether `value` is a size of a tensor (aten::size, an element of its
@@ -179,7 +153,7 @@ std::optional<ListSuffix> getListSuffix(Value list, unsigned depth = 0) {
   return head;
 }
 
-std::optional<int64_t> getConstantInt(OpFoldResult element) {
+std::optional<int64_t> getFoldedInt(OpFoldResult element) {
   if (auto attr = dyn_cast<Attribute>(element)) {
     auto integer = dyn_cast<IntegerAttr>(attr);
     return integer ? std::optional(integer.getInt()) : std::nullopt;
@@ -235,7 +209,7 @@ std::optional<std::pair<HeadCount, HeadLayout>> findHeadCount(Value operand) {
   // Which view dimension each position of `operand` holds.
   SmallVector<int64_t> order = llvm::to_vector(llvm::seq<int64_t>(0, rank));
   auto normalize = [&](OpFoldResult dim) -> std::optional<int64_t> {
-    std::optional<int64_t> index = getConstantInt(dim);
+    std::optional<int64_t> index = getFoldedInt(dim);
     if (!index || *index < -rank || *index >= rank)
       return std::nullopt;
     return *index < 0 ? *index + rank : *index;
@@ -266,7 +240,7 @@ std::optional<std::pair<HeadCount, HeadLayout>> findHeadCount(Value operand) {
   auto fromSize = [](OpFoldResult size) -> std::optional<HeadCount> {
     if (!size)
       return std::nullopt;
-    if (std::optional<int64_t> constant = getConstantInt(size))
+    if (std::optional<int64_t> constant = getFoldedInt(size))
       return *constant >= 1 ? std::optional(HeadCount{constant, Value()})
                             : std::nullopt;
     auto value = cast<Value>(size);
@@ -390,6 +364,59 @@ bool feedsValueMatmul(Value probs, unsigned depth = 0) {
         use.getOperandNumber() == 0 &&
         feedsValueMatmul(user->getResult(0), depth + 1))
       return true;
+  }
+  return false;
+}
+
+/// Whether `value` is a table of the model's state that no input reaches:
+/// a buffer or parameter, sliced, indexed or computed from (rotary
+/// embeddings' cos and sin, by position).
+bool isStateTable(Value value) {
+  SmallVector<std::pair<Value, unsigned>> worklist = {{value, 0}};
+  bool readsState = false;
+  llvm::SmallPtrSet<Value, 16> seen;
+  while (!worklist.empty()) {
+    auto [current, depth] = worklist.pop_back_val();
+    if (!seen.insert(current).second)
+      continue;
+    Operation *def = current.getDefiningOp();
+    if (!def || depth > kMaxChainLength)
+      return false;
+    if (isa<GetParamOp>(def)) {
+      readsState = true;
+      continue;
+    }
+    // Sizes are ints: slicing a table to the sequence length reads no input.
+    for (Value operand : def->getOperands())
+      if (isa<TorchTensorType>(operand.getType()))
+        worklist.push_back({operand, depth + 1});
+  }
+  return readsState;
+}
+
+/// Whether q (or k^T) carries rotary position embeddings: after layout
+/// ops, x * cos + rotate(x) * sin with cos and sin state tables.
+bool carriesRotaryEmbedding(Value operand) {
+  for (unsigned depth = 0; depth <= kMaxChainLength; ++depth) {
+    Operation *def = operand.getDefiningOp();
+    if (!def)
+      return false;
+    if (isa<AddOp>(def) || isGenericOf(def, {"aten::add"})) {
+      auto isTableProduct = [](Value term) {
+        Operation *mul = term.getDefiningOp();
+        return mul && (isa<MulOp>(mul) || isGenericOf(mul, {"aten::mul"})) &&
+               (isStateTable(mul->getOperand(0)) ||
+                isStateTable(mul->getOperand(1)));
+      };
+      return isTableProduct(def->getOperand(0)) &&
+             isTableProduct(def->getOperand(1));
+    }
+    if (!(isa<ViewOp, ReshapeOp, ContiguousOp, ToDtypeOp>(def) ||
+          isGenericOf(def,
+                      {"aten::transpose", "aten::permute", "aten::contiguous",
+                       "aten::to", "aten::div", "aten::mul"})))
+      return false;
+    operand = def->getOperand(0);
   }
   return false;
 }
@@ -786,6 +813,12 @@ struct BiasAttention : OpRewritePattern<SoftmaxOp> {
     Scores scores;
     if (!findScores(softmax.getSelf(), scores))
       return skip("the scores are not a matmul of q and k");
+    // A second position encoding beside the rotary one means nothing.
+    if (carriesRotaryEmbedding(scores.matmul->getOperand(0)) ||
+        carriesRotaryEmbedding(scores.matmul->getOperand(1)))
+      return skip("q and k carry rotary position embeddings (products with "
+                  "position tables); ALiBi would add a second position "
+                  "encoding");
     // The first count the graph states; the scores' size(-3) only where
     // none does.
     std::optional<std::pair<HeadCount, HeadLayout>> heads;
@@ -839,6 +872,86 @@ bool isPositionReshape(Operation *op) {
                           "aten::type_as", "aten::contiguous"});
 }
 
+/// The indices of an embedding, after reshapes that keep their values.
+Value getEmbeddingIndices(GenericOp embedding) {
+  Value indices = embedding->getOperand(1);
+  while (Operation *def = indices.getDefiningOp()) {
+    if (!isPositionReshape(def))
+      break;
+    indices = def->getOperand(0);
+  }
+  return indices;
+}
+
+/// Indices an embedding reads from a slice of an index buffer of the model,
+/// `self.position_ids[:, :T]` or `self.token_type_ids[:, :T]` (BERT's
+/// layout).
+struct IndexBufferSlice {
+  /// Null if the indices are no slices of a buffer.
+  BufferOp buffer;
+  GetParamOp read;
+  /// Outermost first.
+  SmallVector<GenericOp> slices;
+  /// Whether the pass can reason about it: an integer [1, N] or [N] buffer,
+  /// leading dimensions taken whole and the last from 0 with step 1 to
+  /// `end`, into a 2-D table of known rows.
+  bool wellFormed = false;
+  Value end;
+  int64_t size = 0;
+  int64_t tableRows = 0;
+};
+
+IndexBufferSlice getIndexBufferSlice(GenericOp embedding,
+                                     SymbolTableCollection &symbolTables) {
+  IndexBufferSlice result;
+  Value value = getEmbeddingIndices(embedding);
+  while (auto slice = getGeneric(value, "aten::slice")) {
+    result.slices.push_back(slice);
+    value = slice->getOperand(0);
+  }
+  result.read = value.getDefiningOp<GetParamOp>();
+  if (result.read)
+    result.buffer =
+        dyn_cast_or_null<BufferOp>(lookupStateDecl(result.read, symbolTables));
+  if (!result.buffer)
+    return result;
+  TorchTensorType type = result.buffer.getTensorType();
+  auto table = dyn_cast_or_null<TorchTensorType>(
+      getDeclaredStateType(embedding->getOperand(0), symbolTables));
+  if (!type.getDtype() || !isa<IntegerType>(type.getDtype()) ||
+      !type.getHasRank() || type.getRank() < 1 || type.getRank() > 2 ||
+      (type.getRank() == 2 && type.getSizes().front() != 1) ||
+      type.getSizes().back() == TorchTensorType::kUnknownSize || !table ||
+      !table.getHasRank() || table.getRank() != 2)
+    return result;
+  int64_t rank = type.getRank();
+  for (GenericOp slice : result.slices) {
+    if (slice->getNumOperands() != 5 || !isNoneOrInt(slice->getOperand(2), 0) ||
+        !isNoneOrInt(slice->getOperand(4), 1))
+      return result;
+    std::optional<int64_t> dim = getConstantInt(slice->getOperand(1));
+    if (dim && *dim < 0)
+      *dim += rank;
+    if (!dim)
+      return result;
+    if (*dim == rank - 1)
+      result.end = slice->getOperand(3);
+    else if (!isNoneOrInt(slice->getOperand(3), INT64_MAX))
+      return result;
+  }
+  result.wellFormed = true;
+  result.size = type.getSizes().back();
+  result.tableRows = table.getSizes().front();
+  return result;
+}
+
+/// Whether `buffer` has no initializer of its own, or `init`, the value a
+/// rewrite of this pass assumed it holds.
+bool hasNoOtherInitializer(BufferOp buffer, StringRef init) {
+  Attribute current = buffer.getInitializerAttr();
+  return !current || current == StringAttr::get(buffer.getContext(), init);
+}
+
 /// A learned position embedding, embedding(W, arange(...)) added to another
 /// value, leaves the graph; W stays, frozen.
 struct RemovePositionEmbedding : OpRewritePattern<GenericOp> {
@@ -854,12 +967,7 @@ struct RemovePositionEmbedding : OpRewritePattern<GenericOp> {
       return failure();
     // Positions: indices from torch.arange. Token embeddings (indices from
     // the input) are not sites.
-    Value indices = embedding->getOperand(1);
-    while (Operation *def = indices.getDefiningOp()) {
-      if (!isPositionReshape(def))
-        break;
-      indices = def->getOperand(0);
-    }
+    Value indices = getEmbeddingIndices(embedding);
     auto skip = [&](StringRef reason) {
       report.skip(embedding, reason);
       refusals.push_back({embedding.getLoc(), reason.str()});
@@ -867,7 +975,7 @@ struct RemovePositionEmbedding : OpRewritePattern<GenericOp> {
     };
     BufferOp positionBuffer;
     if (!getGeneric(indices, "aten::arange")) {
-      FailureOr<BufferOp> buffer = getPositionBuffer(embedding, indices);
+      FailureOr<BufferOp> buffer = getPositionBuffer(embedding);
       if (failed(buffer))
         return failure();
       if (!*buffer) {
@@ -945,69 +1053,91 @@ struct RemovePositionEmbedding : OpRewritePattern<GenericOp> {
     return success();
   }
 
-  /// The buffer `indices` slices, if it can hold positions
-  /// (`self.position_ids[:, :T]`, BERT's layout): an integer [1, N] or [N]
-  /// buffer with no initializer of its own (or the one this pass gave it),
-  /// sliced in its last dimension from 0 with step 1, into a table of at
-  /// least N rows (a token-type buffer, also integer and [1, N], indexes a
-  /// table of two). Export checks that it holds 0..N-1. Null if `indices`
-  /// reads a buffer the pass cannot vouch for; failure if it reads no
-  /// buffer, or one that indexes a table too small for its positions.
-  FailureOr<BufferOp> getPositionBuffer(GenericOp embedding,
-                                        Value indices) const {
-    SmallVector<GenericOp> slices;
-    Value value = indices;
-    while (auto slice = getGeneric(value, "aten::slice")) {
-      slices.push_back(slice);
-      value = slice->getOperand(0);
-    }
-    auto read = value.getDefiningOp<GetParamOp>();
-    if (!read)
+  /// The buffer the indices slice, if it can hold positions
+  /// (`self.position_ids[:, :T]`, BERT's layout): an index buffer slice
+  /// (IndexBufferSlice) with no initializer of its own (or the one this pass
+  /// gave it) into a table of at least N rows (a token-type buffer, also
+  /// integer and [1, N], indexes a table of two). Export checks that it
+  /// holds 0..N-1. Null if the indices read a buffer the pass cannot vouch
+  /// for; failure if they read no buffer, or one that indexes a table too
+  /// small for its positions.
+  FailureOr<BufferOp> getPositionBuffer(GenericOp embedding) const {
+    IndexBufferSlice slice = getIndexBufferSlice(embedding, symbolTables);
+    if (!slice.read)
       return failure();
-    auto buffer =
-        dyn_cast_or_null<BufferOp>(lookupStateDecl(read, symbolTables));
-    if (!buffer)
-      return BufferOp();
-    TorchTensorType type = buffer.getTensorType();
-    auto dtype = type.getDtype() ? dyn_cast<IntegerType>(type.getDtype())
-                                 : IntegerType();
-    if (!dtype || !type.getHasRank() || type.getRank() < 1 ||
-        type.getRank() > 2 ||
-        (type.getRank() == 2 && type.getSizes().front() != 1))
-      return BufferOp();
-    if (Attribute init = buffer.getInitializerAttr();
-        init && init != StringAttr::get(getContext(), kPositionIdsInit))
-      return BufferOp();
-    int64_t rank = type.getRank();
-    for (GenericOp slice : slices) {
-      if (slice->getNumOperands() != 5)
-        return BufferOp();
-      std::optional<int64_t> dim = getConstantInt(slice->getOperand(1));
-      if (dim && *dim < 0)
-        *dim += rank;
-      if (!dim || !isNoneOrInt(slice->getOperand(4), 1))
-        return BufferOp();
-      // Leading dimensions are taken whole; the last from 0.
-      if (!isNoneOrInt(slice->getOperand(2), 0))
-        return BufferOp();
-      if (*dim != rank - 1 && !isNoneOrInt(slice->getOperand(3), INT64_MAX))
-        return BufferOp();
-    }
-    auto table = dyn_cast_or_null<TorchTensorType>(
-        getDeclaredStateType(embedding->getOperand(0), symbolTables));
-    int64_t positions = type.getSizes().back();
-    if (!table || !table.getHasRank() || table.getRank() != 2 ||
-        positions == TorchTensorType::kUnknownSize)
+    if (!slice.wellFormed ||
+        !hasNoOtherInitializer(slice.buffer, kPositionIdsInit))
       return BufferOp();
     // Too few rows for positions 0..N-1: some other index (token types).
-    if (table.getSizes().front() < positions)
+    if (slice.tableRows < slice.size)
       return failure();
-    return buffer;
+    return slice.buffer;
   }
 
   SymbolTableCollection &symbolTables;
   SiteReport &report;
   Refusals &refusals;
+};
+
+/// A token-type buffer sliced to the sequence length
+/// (`self.token_type_ids[:, :T]`, BERT's layout): an integer [1, N] or [N]
+/// buffer of zeros indexing a table of fewer than N rows. Past N tokens the
+/// slice is too short, so the model could not run longer than it was
+/// trained, which is what ALiBi is for: the slice becomes zeros of the
+/// sequence length (`new_zeros`, on the buffer's device), as Composer's BERT
+/// surgery enlarges the buffer. Export checks that the buffer holds zeros.
+struct RebuildTokenTypes : OpRewritePattern<GenericOp> {
+  RebuildTokenTypes(MLIRContext *ctx, SymbolTableCollection &symbolTables,
+                    SiteReport &report)
+      : OpRewritePattern(ctx), symbolTables(symbolTables), report(report) {}
+
+  LogicalResult matchAndRewrite(GenericOp embedding,
+                                PatternRewriter &rewriter) const override {
+    if (embedding.getKind() != "aten::embedding" ||
+        embedding->getNumOperands() < 2 || embedding->getNumResults() != 1)
+      return failure();
+    IndexBufferSlice slice = getIndexBufferSlice(embedding, symbolTables);
+    // Not positions, and only up to a size of the input.
+    if (!slice.wellFormed || slice.tableRows >= slice.size || !slice.end ||
+        !isSizeDerived(slice.end) ||
+        !hasNoOtherInitializer(slice.buffer, kTokenTypesInit))
+      return failure();
+    BufferOp buffer = slice.buffer;
+    GetParamOp read = slice.read;
+    ArrayRef<GenericOp> slices = slice.slices;
+    Value length = slice.end;
+    int64_t rank = buffer.getTensorType().getRank();
+
+    GenericOp sliced = slices.front();
+    Location loc = sliced.getLoc();
+    rewriter.setInsertionPoint(sliced);
+    AtenBuilder aten(rewriter, loc);
+    MLIRContext *ctx = getContext();
+    SmallVector<Value> sizes;
+    if (rank == 2)
+      sizes.push_back(aten.integer(1));
+    if (!isa<IntType>(length.getType()))
+      length = aten.node("aten::Int", {length}, IntType::get(ctx));
+    sizes.push_back(length);
+    Value sizeList = aten.node("prim::ListConstruct", sizes,
+                               ListType::get(ctx, IntType::get(ctx)));
+    Value none = aten.none();
+    Value zeros =
+        aten.node("aten::new_zeros", {read, sizeList, none, none, none, none},
+                  sliced->getResult(0).getType());
+    rewriter.replaceAllUsesWith(sliced->getResult(0), zeros);
+    for (GenericOp op : slices)
+      if (op->use_empty())
+        eraseWithConstants(rewriter, op);
+    rewriter.modifyOpInPlace(buffer, [&] {
+      buffer.setInitializerAttr(rewriter.getStringAttr(kTokenTypesInit));
+    });
+    report.match(embedding);
+    return success();
+  }
+
+  SymbolTableCollection &symbolTables;
+  SiteReport &report;
 };
 
 struct ALiBiPass : public composer::impl::ALiBiBase<ALiBiPass> {
@@ -1025,12 +1155,14 @@ struct ALiBiPass : public composer::impl::ALiBiBase<ALiBiPass> {
     SiteReport attention(module, getArgument());
     SiteReport positions(module, getArgument());
     SiteReport maskReport(module, getArgument());
+    SiteReport tokenTypes(module, getArgument());
     Refusals refusals;
     CausalMasks masks(symbolTables, maskReport);
     RewritePatternSet patterns(&getContext());
     patterns.add<RemovePositionEmbedding>(&getContext(), symbolTables,
                                           positions, refusals);
     patterns.add<BiasAttention>(&getContext(), attention, masks, refusals);
+    patterns.add<RebuildTokenTypes>(&getContext(), symbolTables, tokenTypes);
     applyPatternsOnce(*copy, std::move(patterns));
     // A fused attention the pass could not make take the op-by-op path.
     copy->walk([&](GenericOp op) {
@@ -1045,7 +1177,7 @@ struct ALiBiPass : public composer::impl::ALiBiBase<ALiBiPass> {
       refusals.push_back({op.getLoc(), reason.str()});
     });
     bool changed = attention.getNumMatched() || positions.getNumMatched() ||
-                   maskReport.getNumMatched();
+                   maskReport.getNumMatched() || tokenTypes.getNumMatched();
     if (changed && !refusals.empty()) {
       InFlightDiagnostic diag = module.emitError()
                                 << getArgument() << ": " << refusals.size()
@@ -1065,6 +1197,9 @@ struct ALiBiPass : public composer::impl::ALiBiBase<ALiBiPass> {
     if (maskReport.getNumMatched() || maskReport.getNumSkipped())
       maskReport.emit("fixed-size causal masks rebuilt from the sequence "
                       "length");
+    if (tokenTypes.getNumMatched())
+      tokenTypes.emit("fixed-size token-type buffers rebuilt from the "
+                      "sequence length");
   }
 
   static std::optional<bool> getConstantBool(Value value) {

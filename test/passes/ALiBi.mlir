@@ -414,3 +414,88 @@ module {
 
 // REPORT: warning: composer-alibi: 0 attention sites given ALiBi biases, 1 skipped
 // REPORT: note: 1 skipped: fused attention (aten::_native_multi_head_attention): its scores are not in the graph
+
+// -----
+
+// Rotary position embeddings (LLaMA): q and k are x * cos + rotate(x) * sin
+// with cos and sin sliced from buffers. ALiBi would be a second position
+// encoding: the site is skipped with that reason, and nothing changes.
+module {
+  composer.buffer @rotary.cos : !composer.tensor<16x4xf32>
+  composer.buffer @rotary.sin : !composer.tensor<16x4xf32>
+  func.func @forward(%q: !composer.tensor<2x2x8x4xf32>, %qr: !composer.tensor<2x2x8x4xf32>, %k: !composer.tensor<2x2x8x4xf32>, %kr: !composer.tensor<2x2x8x4xf32>, %v: !composer.tensor<2x2x8x4xf32>) -> !composer.tensor {
+    %zero = composer.constant(0) : !composer.int
+    %one = composer.constant(1) : !composer.int
+    %t = composer.constant(8) : !composer.int
+    %last = composer.constant(-1) : !composer.int
+    %before = composer.constant(-2) : !composer.int
+    %cosTable = composer.get_param @rotary.cos : !composer.tensor
+    %cos = composer.op "aten::slice"(%cosTable, %zero, %zero, %t, %one) : (!composer.tensor, !composer.int, !composer.int, !composer.int, !composer.int) -> !composer.tensor
+    %sinTable = composer.get_param @rotary.sin : !composer.tensor
+    %sin = composer.op "aten::slice"(%sinTable, %zero, %zero, %t, %one) : (!composer.tensor, !composer.int, !composer.int, !composer.int, !composer.int) -> !composer.tensor
+    %q1 = composer.mul %q, %cos : (!composer.tensor<2x2x8x4xf32>, !composer.tensor) -> !composer.tensor
+    %q2 = composer.mul %qr, %sin : (!composer.tensor<2x2x8x4xf32>, !composer.tensor) -> !composer.tensor
+    %qrot = composer.add %q1, %q2 {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %k1 = composer.mul %k, %cos : (!composer.tensor<2x2x8x4xf32>, !composer.tensor) -> !composer.tensor
+    %k2 = composer.mul %kr, %sin : (!composer.tensor<2x2x8x4xf32>, !composer.tensor) -> !composer.tensor
+    %krot = composer.add %k1, %k2 {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %kt = composer.op "aten::transpose"(%krot, %before, %last) : (!composer.tensor, !composer.int, !composer.int) -> !composer.tensor
+    %s = composer.matmul %qrot, %kt : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %p = composer.softmax %s {dim = -1 : i64} : (!composer.tensor) -> !composer.tensor
+    %y = composer.matmul %p, %v : (!composer.tensor, !composer.tensor<2x2x8x4xf32>) -> !composer.tensor
+    return %y : !composer.tensor
+  }
+}
+// CHECK-LABEL: composer.buffer @rotary.cos
+// CHECK: func.func @forward
+// CHECK-NOT: composer.alibi
+// CHECK: composer.softmax %{{.*}} {dim = -1 : i64}
+
+// REPORT: warning: composer-alibi: 0 attention sites given ALiBi biases, 1 skipped
+// REPORT: note: 1 skipped: q and k carry rotary position embeddings (products with position tables); ALiBi would add a second position encoding
+// AGAIN: warning: composer-alibi: 0 attention sites given ALiBi biases, 1 skipped
+
+// -----
+
+// BERT's token types: a buffer of zeros sliced to the sequence length (a
+// size of the input), into a table of 2 rows. It becomes zeros of that
+// length on the buffer's device, so that the model runs past 16 tokens;
+// export checks that the buffer holds zeros.
+module {
+  composer.parameter @types.weight : !composer.tensor<2x8xf32>
+  composer.buffer @token_type_ids : !composer.tensor<1x16xi64>
+  func.func @forward(%ids: !composer.tensor, %x: !composer.tensor) -> !composer.tensor {
+    %false = composer.constant(false) : !composer.bool
+    %c-1 = composer.constant(-1) : !composer.int
+    %c0 = composer.constant(0) : !composer.int
+    %c1 = composer.constant(1) : !composer.int
+    %max = composer.constant(9223372036854775807) : !composer.int
+    %t = composer.op "aten::size"(%ids, %c1) : (!composer.tensor, !composer.int) -> !composer.int
+    %b = composer.op "aten::size"(%ids, %c0) : (!composer.tensor, !composer.int) -> !composer.int
+    %wt = composer.get_param @types.weight : !composer.tensor
+    %tids = composer.get_param @token_type_ids : !composer.tensor
+    %ts0 = composer.op "aten::slice"(%tids, %c0, %c0, %max, %c1) : (!composer.tensor, !composer.int, !composer.int, !composer.int, !composer.int) -> !composer.tensor
+    %ts1 = composer.op "aten::slice"(%ts0, %c1, %c0, %t, %c1) : (!composer.tensor, !composer.int, !composer.int, !composer.int, !composer.int) -> !composer.tensor
+    %bt = composer.op "prim::ListConstruct"(%b, %t) : (!composer.int, !composer.int) -> !composer.list<!composer.int>
+    %tx = composer.op "aten::expand"(%ts1, %bt, %false) : (!composer.tensor, !composer.list<!composer.int>, !composer.bool) -> !composer.tensor
+    %te = composer.op "aten::embedding"(%wt, %tx, %c-1, %false, %false) : (!composer.tensor, !composer.tensor, !composer.int, !composer.bool, !composer.bool) -> !composer.tensor
+    %y = composer.add %x, %te {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    return %y : !composer.tensor
+  }
+}
+// CHECK-LABEL: module
+// CHECK: composer.buffer @token_type_ids init("zeros") : !composer.tensor<1x16xi64>
+// CHECK-LABEL: func.func @forward
+// CHECK-SAME: (%[[IDS:[a-z0-9]+]]: !composer.tensor
+// CHECK: %[[T:.*]] = composer.op "aten::size"(%[[IDS]], %{{.*}})
+// CHECK: %[[TIDS:.*]] = composer.get_param @token_type_ids
+// CHECK-NOT: aten::slice
+// CHECK: %[[ONE:.*]] = composer.constant(1) : !composer.int
+// CHECK: %[[SIZES:.*]] = composer.op "prim::ListConstruct"(%[[ONE]], %[[T]])
+// CHECK: %[[ZEROS:.*]] = composer.op "aten::new_zeros"(%[[TIDS]], %[[SIZES]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK-NOT: aten::slice
+// CHECK: composer.op "aten::expand"(%[[ZEROS]],
+
+// REPORT: warning: composer-alibi: 0 attention sites given ALiBi biases, 0 skipped
+// REPORT: remark: composer-alibi: 1 fixed-size token-type buffers rebuilt from the sequence length, 0 skipped
+// AGAIN: warning: composer-alibi: 0 attention sites given ALiBi biases, 0 skipped
