@@ -142,6 +142,16 @@ bool anyInput(Operation *op, function_ref<bool(Value)> predicate) {
   return false;
 }
 
+/// Whether `value` is a constant 0-d tensor: a number a trace recorded (a
+/// script passes a scalar). Type promotion lets it change no dimensioned
+/// operand's dtype of its category, so it makes no promotion explicit.
+bool isZeroDimConstant(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  auto elements =
+      constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+  return elements && elements.getType().getRank() == 0;
+}
+
 bool isKnownNonFloat(Value value) {
   auto type = dyn_cast<TorchTensorType>(value.getType());
   return type && type.getDtype() && !isa<FloatType>(type.getDtype());
@@ -393,6 +403,7 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
             return i < op->getNumOperands() &&
                    isa<TorchTensorType>(op->getOperand(i).getType()) &&
                    !isKnownNonFloat(op->getOperand(i)) &&
+                   !isZeroDimConstant(op->getOperand(i)) &&
                    !mayBeLow(op->getOperand(i));
           }))
         changed = makeDtypesAgree(

@@ -85,8 +85,9 @@ TEST_F(APITest, LoadDeclaresEveryStateDictEntry) {
   unsigned params = 0, buffers = 0;
   module.walk([&](ParameterOp) { ++params; });
   module.walk([&](BufferOp) { ++buffers; });
-  // UNet: 5 blocks x (2 convs + 2 BN affine pairs), 2 transposed convs with
-  // bias, 1 head conv with bias; 10 BNs with 3 buffers each.
+  // UNet: 5 blocks x (2 convs + 2 BN affine pairs), a transposed conv and
+  // the upsampling's 1x1 conv with bias, 1 head conv with bias; 10 BNs with
+  // 3 buffers each.
   EXPECT_EQ(params, 5u * (2 + 4) + 2 * 2 + 2);
   EXPECT_EQ(buffers, 10u * 3);
   auto weight = module.lookupSymbol<ParameterOp>("down1.0.weight");

@@ -10,6 +10,8 @@
 
 #include "llvm/ADT/StringSet.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace composer;
 
@@ -259,11 +261,76 @@ static bool preservesShapeAndDtype(StringRef kind) {
   return kinds.contains(kind);
 }
 
+/// The numbers of a constant list: a list constant, or a
+/// prim::ListConstruct of number constants.
+static std::optional<SmallVector<double>> getConstantNumbers(Value list) {
+  SmallVector<Attribute> elements;
+  if (auto constant = list.getDefiningOp<ConstantOp>()) {
+    auto array = dyn_cast<ArrayAttr>(constant.getValue());
+    if (!array)
+      return std::nullopt;
+    llvm::append_range(elements, array.getValue());
+  } else if (auto construct = list.getDefiningOp<GenericOp>();
+             construct && construct.getKind() == "prim::ListConstruct") {
+    for (Value element : construct->getOperands()) {
+      auto constant = element.getDefiningOp<ConstantOp>();
+      if (!constant)
+        return std::nullopt;
+      elements.push_back(constant.getValue());
+    }
+  } else {
+    return std::nullopt;
+  }
+  SmallVector<double> numbers;
+  for (Attribute element : elements) {
+    if (auto integer = dyn_cast<IntegerAttr>(element))
+      numbers.push_back(double(integer.getInt()));
+    else if (auto number = dyn_cast<FloatAttr>(element))
+      numbers.push_back(number.getValueAsDouble());
+    else
+      return std::nullopt;
+  }
+  return numbers;
+}
+
+/// aten::upsample_{nearest,bilinear,bicubic}2d.vec (input, output_size?,
+/// [align_corners,] scale_factors?): the last two sizes are output_size,
+/// or floor(size * scale) as PyTorch computes them. Unranked where neither
+/// is a constant.
+static std::optional<Shape> inferUpsample2d(GenericOp op, StringRef kind) {
+  if (!llvm::is_contained({"aten::upsample_nearest2d",
+                           "aten::upsample_bilinear2d",
+                           "aten::upsample_bicubic2d"},
+                          kind))
+    return std::nullopt;
+  unsigned scalesOperand = kind == "aten::upsample_nearest2d" ? 2 : 3;
+  Shape shape = Shape::of(op->getOperand(0));
+  if (op->getNumOperands() != scalesOperand + 1 || !shape.ranked ||
+      shape.sizes.size() != 4)
+    return Shape::unranked(shape.dtype);
+  std::optional<SmallVector<double>> outputSize =
+      getConstantNumbers(op->getOperand(1));
+  std::optional<SmallVector<double>> scales =
+      getConstantNumbers(op->getOperand(scalesOperand));
+  for (unsigned i = 0; i < 2; ++i) {
+    int64_t &size = shape.sizes[2 + i];
+    if (outputSize && outputSize->size() == 2)
+      size = int64_t((*outputSize)[i]);
+    else if (scales && scales->size() == 2 && size != kUnknown)
+      size = int64_t(std::floor(double(size) * (*scales)[i]));
+    else
+      size = kUnknown;
+  }
+  return shape;
+}
+
 TorchTensorType GenericOp::inferResultType(SymbolTableCollection &) {
   if (getNumResults() != 1 || getOperands().empty() ||
       !isa<TorchTensorType>(getOperand(0).getType()))
     return nullptr;
   StringRef kind = getKind().split('.').first;
+  if (std::optional<Shape> upsampled = inferUpsample2d(*this, kind))
+    return upsampled->toType(getContext());
   // Out of place, a second tensor (clamp's Tensor bounds) would broadcast.
   bool inPlace = kind.ends_with("_");
   if (!preservesShapeAndDtype(kind) ||

@@ -18,8 +18,9 @@ from transformer_layouts import HFGPT2, Bert, Llama  # noqa: E402
 
 
 class UNet(nn.Module):
-    """A small two-level UNet: conv blocks, max-pool down, transposed-conv up,
-    skip connections by concatenation."""
+    """A small two-level UNet: conv blocks, max-pool down, a transposed
+    convolution and a bilinear upsampling up, skip connections by
+    concatenation."""
 
     def __init__(self, channels=3, classes=2, width=8):
         super().__init__()
@@ -36,7 +37,10 @@ class UNet(nn.Module):
         self.bottom = block(2 * width, 4 * width)
         self.up2 = nn.ConvTranspose2d(4 * width, 2 * width, 2, stride=2)
         self.dec2 = block(4 * width, 2 * width)
-        self.up1 = nn.ConvTranspose2d(2 * width, width, 2, stride=2)
+        # One level up by a transposed convolution, one by upsampling.
+        self.up1 = nn.Sequential(
+            nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False),
+            nn.Conv2d(2 * width, width, 1))
         self.dec1 = block(2 * width, width)
         self.head = nn.Conv2d(width, classes, 1)
 

@@ -487,3 +487,30 @@ module @result_contradiction {
     return %0 : !composer.tensor<2x3x32x32xf32>
   }
 }
+
+// -----
+
+// Upsampling by scale factors (a traced nn.Upsample) and to a constant
+// output size: floor(size * scale), or the size; a scale the graph computes
+// leaves the spatial sizes unknown.
+
+// CHECK-LABEL: module @upsample
+// CHECK: composer.op "aten::upsample_bilinear2d"{{.*}} -> !composer.tensor<1x3x64x64xf32>
+// CHECK: composer.op "aten::upsample_nearest2d"{{.*}} -> !composer.tensor<1x3x20x10xf32>
+// CHECK: composer.op "aten::upsample_nearest2d"{{.*}} -> !composer.tensor<1x3x?x?xf32>
+// expected-remark@+1 {{composer-refine-types: 2 tensor results fully refined, 1 skipped}}
+module @upsample {
+  func.func @forward(%x: !composer.tensor, %s: !composer.float) -> (!composer.tensor, !composer.tensor, !composer.tensor) {
+    %none = composer.constant(none) : !composer.none
+    %false = composer.constant(false) : !composer.bool
+    %two = composer.constant(2.000000e+00) : !composer.float
+    %scales = composer.op "prim::ListConstruct"(%two, %two) : (!composer.float, !composer.float) -> !composer.list<!composer.float>
+    %up = composer.op "aten::upsample_bilinear2d"(%x, %none, %false, %scales) : (!composer.tensor, !composer.none, !composer.bool, !composer.list<!composer.float>) -> !composer.tensor
+    %size = composer.constant([20, 10]) : !composer.list<!composer.int>
+    %to = composer.op "aten::upsample_nearest2d"(%x, %size, %none) : (!composer.tensor, !composer.list<!composer.int>, !composer.none) -> !composer.tensor
+    %computed = composer.op "prim::ListConstruct"(%s, %s) : (!composer.float, !composer.float) -> !composer.list<!composer.float>
+    // expected-note@+1 {{1 skipped: shape partly unknown after inference}}
+    %unknown = composer.op "aten::upsample_nearest2d"(%x, %none, %computed) : (!composer.tensor, !composer.none, !composer.list<!composer.float>) -> !composer.tensor
+    return %up, %to, %unknown : !composer.tensor, !composer.tensor, !composer.tensor
+  }
+}
