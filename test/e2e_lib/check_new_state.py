@@ -1,10 +1,11 @@
 """Checks that a model a state-adding pass wrote keeps its new parameters
 and buffers where PyTorch would name them, inside containers too.
 
-Run as: check_new_state.py ORIGINAL.pt CANDIDATE.pt INPUT.pt
-Prints the new keys under the containers (nn.ModuleList and nn.ModuleDict
-children, named by index or key) and whether each names a submodule the
-model has; then one train step's gradients. Exits 1 on the first failure.
+Run as: check_new_state.py ORIGINAL.pt CANDIDATE.pt INPUT.pt [CANDIDATE.pt...]
+Prints, for each candidate, the new keys under the containers (nn.ModuleList
+and nn.ModuleDict children, named by index or key) and whether each names a
+submodule the model has; then one train step's gradients. Exits 1 on the
+first failure.
 """
 import sys
 
@@ -20,7 +21,12 @@ def main():
     original_path, candidate_path, input_path = sys.argv[1:4]
     example = torch.load(input_path)
     original = torch.jit.load(original_path)
-    candidate = torch.jit.load(candidate_path)
+    for path in [candidate_path] + sys.argv[4:]:
+        check(original, torch.jit.load(path), example)
+    print("PASS")
+
+
+def check(original, candidate, example):
     old, new = original.state_dict(), candidate.state_dict()
     if any(not torch.equal(old[k], new[k]) for k in old):
         fail("original state changed")
@@ -47,7 +53,6 @@ def main():
         fail("a trainable parameter has no finite gradient")
     print(f"train: finite gradients for all {len(params)} trainable "
           f"parameters")
-    print("PASS")
 
 
 if __name__ == "__main__":
