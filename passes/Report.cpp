@@ -2,12 +2,22 @@
 
 #include "Report.h"
 
+#include "composer/Dialect/Composer.h"
+
 #include "mlir/IR/Diagnostics.h"
 
 using namespace mlir;
 using namespace composer;
 
+void SiteReport::countBranch(Operation *site) {
+  if (!site || !site->getParentOfType<IfOp>())
+    return;
+  if (inBranches++ == 0)
+    firstInBranch = site->getLoc();
+}
+
 void SiteReport::skip(Operation *site, StringRef reason) {
+  countBranch(site);
   for (Skips &skips : skipped) {
     if (skips.reason == reason) {
       ++skips.count;
@@ -34,4 +44,12 @@ void SiteReport::emit(StringRef matchedWhat) const {
   for (const Skips &skips : skipped)
     diag.attachNote(skips.firstSite)
         << skips.count << " skipped: " << skips.reason;
+  // A script keeps both branches of an if that depends on a module's
+  // attributes (nn.MultiheadAttention's fused and op-by-op paths, say); a
+  // trace records the branch it ran.
+  if (inBranches)
+    diag.attachNote(firstInBranch)
+        << inBranches << " of these sites are inside an if's branches: a "
+        << "scripted model keeps every branch, a traced one only the branch "
+           "it ran, so their counts can differ";
 }

@@ -21,9 +21,13 @@ namespace composer {
 class SiteReport {
 public:
   SiteReport(mlir::Operation *anchor, llvm::StringRef passName)
-      : anchor(anchor), passName(passName.str()) {}
+      : anchor(anchor), passName(passName.str()),
+        firstInBranch(anchor->getLoc()) {}
 
-  void match(mlir::Operation *) { ++matched; }
+  void match(mlir::Operation *site) {
+    ++matched;
+    countBranch(site);
+  }
   /// Counts sites matched elsewhere (by a conversion's patterns).
   void addMatches(unsigned count) { matched += count; }
   void skip(mlir::Operation *site, llvm::StringRef reason);
@@ -33,10 +37,14 @@ public:
 
   /// Emits "<pass>: N <matchedWhat>, M skipped (...)" as a remark, or as a
   /// warning when nothing matched. Each skip reason gets a note at its first
-  /// site.
+  /// site, and sites inside an if's branches one that says why scripted and
+  /// traced forms of a model can count differently.
   void emit(llvm::StringRef matchedWhat) const;
 
 private:
+  /// Counts `site` if it is inside a branch of a composer.if.
+  void countBranch(mlir::Operation *site);
+
   struct Skips {
     std::string reason;
     unsigned count;
@@ -46,6 +54,8 @@ private:
   std::string passName;
   unsigned matched = 0;
   std::vector<Skips> skipped; // In order of first occurrence.
+  unsigned inBranches = 0;
+  mlir::Location firstInBranch;
 };
 
 } // namespace composer
