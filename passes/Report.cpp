@@ -10,7 +10,16 @@ using namespace mlir;
 using namespace composer;
 
 void SiteReport::countBranch(Operation *site) {
-  if (!site || !site->getParentOfType<IfOp>())
+  // Only the model's own ifs: stochastic depth's (decided by
+  // stochastic_depth_keep) exist in both forms alike.
+  auto isModelIf = [](Operation *op) {
+    auto ifOp = dyn_cast<IfOp>(op);
+    return ifOp && !ifOp.getCondition().getDefiningOp<StochasticDepthKeepOp>();
+  };
+  Operation *parent = site ? site->getParentOp() : nullptr;
+  while (parent && !isModelIf(parent))
+    parent = parent->getParentOp();
+  if (!parent)
     return;
   if (inBranches++ == 0)
     firstInBranch = site->getLoc();

@@ -42,7 +42,7 @@ public:
   void emit(llvm::StringRef matchedWhat) const;
 
 private:
-  /// Counts `site` if it is inside a branch of a composer.if.
+  /// Counts `site` if it is inside a branch of one of the model's ifs.
   void countBranch(mlir::Operation *site);
 
   struct Skips {
