@@ -2,6 +2,7 @@
 
 #include "Autocast.h"
 #include "PassUtils.h"
+#include "composer/Analysis/Matchers.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -140,16 +141,6 @@ bool anyInput(Operation *op, function_ref<bool(Value)> predicate) {
           llvm::any_of(block.back().getOperands(), predicate))
         return true;
   return false;
-}
-
-/// Whether `value` is a constant 0-d tensor: a number a trace recorded (a
-/// script passes a scalar). Type promotion lets it change no dimensioned
-/// operand's dtype of its category, so it makes no promotion explicit.
-bool isZeroDimConstant(Value value) {
-  auto constant = value.getDefiningOp<ConstantOp>();
-  auto elements =
-      constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
-  return elements && elements.getType().getRank() == 0;
 }
 
 bool isKnownNonFloat(Value value) {
@@ -403,6 +394,8 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
             return i < op->getNumOperands() &&
                    isa<TorchTensorType>(op->getOperand(i).getType()) &&
                    !isKnownNonFloat(op->getOperand(i)) &&
+                   // A number a trace recorded: type promotion lets it
+                   // change no dimensioned operand's dtype of its category.
                    !isZeroDimConstant(op->getOperand(i)) &&
                    !mayBeLow(op->getOperand(i));
           }))

@@ -33,6 +33,13 @@ std::optional<int64_t> getConstantInt(Value value) {
   return std::nullopt;
 }
 
+bool isZeroDimConstant(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  auto elements =
+      constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+  return elements && elements.getType().getRank() == 0;
+}
+
 bool isSizeOf(Value value, Value tensor, int64_t dim,
               std::optional<int64_t> rank) {
   GenericOp size = getGeneric(value, "aten::size");

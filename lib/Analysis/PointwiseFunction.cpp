@@ -1,6 +1,7 @@
 //===- PointwiseFunction.cpp - activations, however written ---------------===//
 
 #include "composer/Analysis/PointwiseFunction.h"
+#include "composer/Analysis/Matchers.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -55,15 +56,6 @@ ElementwiseKind classify(Operation *op, bool &inplace) {
   return classifyKind(kind);
 }
 
-/// Whether a tensor operand that is not computed from the input is a
-/// constant: a scalar the trace recorded as a 0-d tensor.
-bool isConstantTensor(Value value) {
-  auto constant = value.getDefiningOp<ConstantOp>();
-  auto elements =
-      constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
-  return elements && elements.getType().getRank() == 0;
-}
-
 /// Whether `op` multiplies or divides: of two operands computed from the
 /// input, it is nonlinear (x * sigmoid(x)).
 bool isProduct(Operation *op) {
@@ -115,7 +107,7 @@ matchPointwiseFunction(Value input, PointwiseMismatch *mismatch) {
       if (computed.contains(operand))
         ++fromInput;
       else if (isa<TorchTensorType>(operand.getType()) &&
-               !isConstantTensor(operand))
+               !isZeroDimConstant(operand))
         onlyConstants = false;
     }
     if (fromInput == 0 || !onlyConstants)

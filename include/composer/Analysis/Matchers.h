@@ -26,6 +26,10 @@ bool isGenericOf(mlir::Operation *op,
 /// (as traces record sizes) or aten::Int / prim::NumToTensor of one.
 std::optional<int64_t> getConstantInt(mlir::Value value);
 
+/// Whether `value` is a constant 0-d tensor: a number as a trace records it
+/// (a script passes a scalar).
+bool isZeroDimConstant(mlir::Value value);
+
 /// Whether `value` is `aten::size(tensor, d)` with a constant d that names
 /// dimension `dim`; negative dimensions count from the end, and match
 /// non-negative ones when `rank` is known.
