@@ -95,6 +95,26 @@ TEST_F(GraphFormsTest, Conv1DIsAProjectionOfItsUnflattenedInput) {
   EXPECT_EQ(findProjectionsOf(argument(0)).size(), 1u);
 }
 
+TEST_F(GraphFormsTest, AConv1DOwnsNoneOfWhatComputesItsInput) {
+  // x computed by a generic node that only the projection reads: it stays
+  // out of the ops a rewrite erases with the projection.
+  std::string text = kConv1D.str();
+  text.replace(text.find("func.func @forward(%x: !composer.tensor)"),
+               sizeof("func.func @forward(%x: !composer.tensor)") - 1,
+               "func.func @forward(%arg: !composer.tensor)");
+  text.replace(text.find("    %none = composer.constant(none)"), 0,
+               "    %x = composer.op \"aten::tanh\"(%arg) : "
+               "(!composer.tensor) -> !composer.tensor\n");
+  parse(text);
+  std::optional<Projection> projection =
+      matchProjection(result("composer.view", 1));
+  ASSERT_TRUE(projection);
+  EXPECT_EQ(projection->input, result("aten::tanh"));
+  EXPECT_EQ(projection->ops.size(), 9u);
+  EXPECT_FALSE(llvm::is_contained(projection->ops,
+                                  result("aten::tanh").getDefiningOp()));
+}
+
 TEST_F(GraphFormsTest, AViewToOtherSizesLeavesAProjectionOfTheFlatInput) {
   // Viewed back to [-1, 16], not x's leading sizes: the map is of x2.
   std::string text = kConv1D.str();

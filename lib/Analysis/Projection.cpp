@@ -93,14 +93,18 @@ std::optional<int64_t> getKnownRank(Value value) {
   return type.getRank();
 }
 
-/// Adds to `ops` the generic nodes that compute `lists` and are read only
-/// by `ops` (or by each other), then sorts `ops` into block order.
+/// Adds to `ops` the generic nodes that compute `lists` from sizes (ints
+/// and lists, never a tensor: x and what computes it stay) and are read
+/// only by `ops` or by each other, then sorts `ops` into block order.
 void addShapeOps(SmallVectorImpl<Operation *> &ops, ArrayRef<Value> lists) {
   llvm::SetVector<Operation *> candidates;
   SmallVector<Value> worklist(lists.begin(), lists.end());
   Block *block = ops.front()->getBlock();
   while (!worklist.empty()) {
-    auto generic = worklist.pop_back_val().getDefiningOp<GenericOp>();
+    Value value = worklist.pop_back_val();
+    if (isa<TorchTensorType>(value.getType()))
+      continue;
+    auto generic = value.getDefiningOp<GenericOp>();
     if (!generic || generic->getBlock() != block || !candidates.insert(generic))
       continue;
     llvm::append_range(worklist, generic->getOperands());
