@@ -10,10 +10,8 @@
 #endif
 #include "CudaEmulation.h"
 
-#include "../../runtime/ops/cuda/Affine.cu"
-#include "../../runtime/ops/cuda/Blur.cu"
-#include "../../runtime/ops/cuda/Common.cu"
-#include "../../runtime/ops/cuda/Reduce.cu"
+// Every kernel file, from the list the CUDA build reads.
+#include "../../runtime/ops/cuda/KernelSources.inc"
 
 // The CUDA runtime's, for CudaKernels.cpp's messages; no libcudart needed.
 const char *cudaGetErrorString(cudaError_t error) {

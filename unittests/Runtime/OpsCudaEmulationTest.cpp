@@ -634,7 +634,7 @@ TEST(OpsCudaEmulationTest, UnsupportedCallsAreRefused) {
 // The LibTorch side against the CPU kernels
 //===----------------------------------------------------------------------===//
 
-/// Both tables' results of one primitive, compared.
+/// One primitive's results on both devices, compared.
 void expectSame(const at::Tensor &cuda, const at::Tensor &cpu, double tolerance,
                 const std::string &what, double scale = 1) {
   EXPECT_EQ(cuda.scalar_type(), cpu.scalar_type()) << what;
@@ -642,8 +642,8 @@ void expectSame(const at::Tensor &cuda, const at::Tensor &cpu, double tolerance,
   expectClose(cuda, cpu, tolerance, what, scale);
 }
 
-TEST(OpsCudaEmulationTest, TableMatchesCpuKernels) {
-  const DeviceKernels &gpuTable = cudaKernels(), &cpuTable = cpuKernels();
+TEST(OpsCudaEmulationTest, CudaKernelsMatchCpuKernels) {
+  const DeviceKernels &onGpu = cudaKernels(), &onCpu = cpuKernels();
   for (at::ScalarType dtype : kDtypes)
     for (gpu::Layout layout : kLayouts) {
       std::string what = describe(dtype, layout, {5, 16, 9, 8}, false);
@@ -656,62 +656,62 @@ TEST(OpsCudaEmulationTest, TableMatchesCpuKernels) {
       BlurGeometry stride{2, 2};
       MaxPoolGeometry pool{3, 3, 1, 1, 1, 1};
 
-      at::Tensor y = gpuTable.blur(x, filter, stride);
-      expectSame(y, cpuTable.blur(x, filter, stride), tol, what + " blur");
+      at::Tensor y = onGpu.blur(x, filter, stride);
+      expectSame(y, onCpu.blur(x, filter, stride), tol, what + " blur");
       at::Tensor g = activation(y.sizes(), dtype, layout);
-      expectSame(gpuTable.blurBackward(g, filter, 9, 8, stride),
-                 cpuTable.blurBackward(g, filter, 9, 8, stride), tol,
+      expectSame(onGpu.blurBackward(g, filter, 9, 8, stride),
+                 onCpu.blurBackward(g, filter, 9, 8, stride), tol,
                  what + " blurBackward");
-      y = gpuTable.maxBlur(x, filter, pool, stride);
-      expectSame(y, cpuTable.maxBlur(x, filter, pool, stride), tol,
+      y = onGpu.maxBlur(x, filter, pool, stride);
+      expectSame(y, onCpu.maxBlur(x, filter, pool, stride), tol,
                  what + " maxBlur");
-      expectSame(gpuTable.maxBlurBackward(g, x, filter, pool, stride),
-                 cpuTable.maxBlurBackward(g, x, filter, pool, stride), tol,
+      expectSame(onGpu.maxBlurBackward(g, x, filter, pool, stride),
+                 onCpu.maxBlurBackward(g, x, filter, pool, stride), tol,
                  what + " maxBlurBackward");
 
       at::Tensor dy = activation(x.sizes(), dtype, layout);
-      expectSame(gpuTable.channelMean(x), cpuTable.channelMean(x), sumTol,
+      expectSame(onGpu.channelMean(x), onCpu.channelMean(x), sumTol,
                  what + " channelMean");
-      expectSame(gpuTable.channelDot(dy, x), cpuTable.channelDot(dy, x), sumTol,
+      expectSame(onGpu.channelDot(dy, x), onCpu.channelDot(dy, x), sumTol,
                  what + " channelDot", 10);
       at::Tensor scale = at::randn({5, 16}).to(acc);
       at::Tensor shift = at::randn({5, 16}).to(acc);
-      expectSame(gpuTable.scaleChannels(x, scale, {}, dtype),
-                 cpuTable.scaleChannels(x, scale, {}, dtype), tol,
+      expectSame(onGpu.scaleChannels(x, scale, {}, dtype),
+                 onCpu.scaleChannels(x, scale, {}, dtype), tol,
                  what + " scaleChannels");
-      expectSame(gpuTable.scaleChannels(x, scale, shift, dtype),
-                 cpuTable.scaleChannels(x, scale, shift, dtype), tol,
+      expectSame(onGpu.scaleChannels(x, scale, shift, dtype),
+                 onCpu.scaleChannels(x, scale, shift, dtype), tol,
                  what + " scaleChannels with shift");
 
-      auto [mean, var] = gpuTable.chunkStats(x, 2);
-      auto [cpuMean, cpuVar] = cpuTable.chunkStats(x, 2);
+      auto [mean, var] = onGpu.chunkStats(x, 2);
+      auto [cpuMean, cpuVar] = onCpu.chunkStats(x, 2);
       expectSame(mean, cpuMean, sumTol, what + " chunkStats mean");
       expectSame(var, cpuVar, sumTol, what + " chunkStats variance");
-      auto [sumDy, sumDyXmu] = gpuTable.chunkGradStats(dy, x, mean, 2);
-      auto [cpuSumDy, cpuSumDyXmu] = cpuTable.chunkGradStats(dy, x, mean, 2);
+      auto [sumDy, sumDyXmu] = onGpu.chunkGradStats(dy, x, mean, 2);
+      auto [cpuSumDy, cpuSumDyXmu] = onCpu.chunkGradStats(dy, x, mean, 2);
       expectSame(sumDy, cpuSumDy, sumTol, what + " chunkGradStats dy", 10);
       expectSame(sumDyXmu, cpuSumDyXmu, sumTol,
                  what + " chunkGradStats dy (x - mean)", 10);
 
       at::Tensor a = at::randn({3, 16}).to(acc), b = at::randn({3, 16}).to(acc),
                  c = at::randn({3, 16}).to(acc);
-      expectSame(gpuTable.chunkAffine(x, a, b, 2, dtype),
-                 cpuTable.chunkAffine(x, a, b, 2, dtype), tol,
+      expectSame(onGpu.chunkAffine(x, a, b, 2, dtype),
+                 onCpu.chunkAffine(x, a, b, 2, dtype), tol,
                  what + " chunkAffine");
-      expectSame(gpuTable.chunkAffine2(dy, x, a, b, c, 2, dtype),
-                 cpuTable.chunkAffine2(dy, x, a, b, c, 2, dtype), tol,
+      expectSame(onGpu.chunkAffine2(dy, x, a, b, c, 2, dtype),
+                 onCpu.chunkAffine2(dy, x, a, b, c, 2, dtype), tol,
                  what + " chunkAffine2");
       if (dtype == at::kBFloat16 || dtype == at::kHalf)
-        expectSame(gpuTable.chunkAffine(x, a, b, 2, at::kFloat),
-                   cpuTable.chunkAffine(x, a, b, 2, at::kFloat), 2e-5,
+        expectSame(onGpu.chunkAffine(x, a, b, 2, at::kFloat),
+                   onCpu.chunkAffine(x, a, b, 2, at::kFloat), 2e-5,
                    what + " chunkAffine to float");
     }
 }
 
-TEST(OpsCudaEmulationTest, TableTakesMixedDtypes) {
+TEST(OpsCudaEmulationTest, CudaKernelsTakeMixedDtypes) {
   // Pairs the kernels take as they are (float dy of a low-precision x) and
-  // pairs the table casts first; the CPU kernels see one dtype.
-  const DeviceKernels &gpuTable = cudaKernels(), &cpuTable = cpuKernels();
+  // pairs CudaKernels casts first; the CPU kernels see one dtype.
+  const DeviceKernels &onGpu = cudaKernels(), &onCpu = cpuKernels();
   for (gpu::Layout layout : kLayouts)
     for (auto [dyType, xType] :
          {std::pair{at::kFloat, at::kBFloat16},
@@ -724,17 +724,17 @@ TEST(OpsCudaEmulationTest, TableTakesMixedDtypes) {
       at::Tensor dy = activation({4, 8, 5, 6}, dyType, layout);
       at::Tensor xf = x.to(at::kFloat), dyf = dy.to(at::kFloat);
       at::Tensor mean = at::randn({2, 8});
-      auto [sumDy, sumDyXmu] = gpuTable.chunkGradStats(dy, x, mean, 2);
-      auto [cpuSumDy, cpuSumDyXmu] = cpuTable.chunkGradStats(dyf, xf, mean, 2);
+      auto [sumDy, sumDyXmu] = onGpu.chunkGradStats(dy, x, mean, 2);
+      auto [cpuSumDy, cpuSumDyXmu] = onCpu.chunkGradStats(dyf, xf, mean, 2);
       expectClose(sumDy, cpuSumDy, 1e-4, what + " sum dy", 10);
       expectClose(sumDyXmu, cpuSumDyXmu, 1e-4, what + " sum dy (x - mean)", 10);
-      expectClose(gpuTable.channelDot(dy, x), cpuTable.channelDot(dyf, xf),
-                  1e-4, what + " channelDot", 10);
+      expectClose(onGpu.channelDot(dy, x), onCpu.channelDot(dyf, xf), 1e-4,
+                  what + " channelDot", 10);
       at::Tensor a = at::randn({2, 8}), b = at::randn({2, 8}),
                  c = at::randn({2, 8});
-      at::Tensor out = gpuTable.chunkAffine2(dy, x, a, b, c, 2, xType);
+      at::Tensor out = onGpu.chunkAffine2(dy, x, a, b, c, 2, xType);
       EXPECT_EQ(out.scalar_type(), xType);
-      expectClose(out, cpuTable.chunkAffine2(dyf, xf, a, b, c, 2, at::kFloat),
+      expectClose(out, onCpu.chunkAffine2(dyf, xf, a, b, c, 2, at::kFloat),
                   2 * toleranceOf(xType), what + " chunkAffine2");
     }
 }
@@ -749,36 +749,41 @@ template <typename F> void expectError(F f, const std::string &part) {
   }
 }
 
-TEST(OpsCudaEmulationTest, TableChecksTheContract) {
-  const DeviceKernels &table = cudaKernels();
+TEST(OpsCudaEmulationTest, CudaKernelsCheckTheContract) {
+  const DeviceKernels &kernels = cudaKernels();
   at::Tensor x = at::randn({2, 4, 6, 6});
   at::Tensor filter = at::rand({4, 1, 3, 3});
-  expectError([&] { table.blur(x[0], filter, {2, 2}); }, "4-D");
+  expectError([&] { kernels.blur(x[0], filter, {2, 2}); }, "4-D");
   expectError(
       [&] {
-        table.blur(x.transpose(2, 3), filter, {2, 2});
+        kernels.blur(x.transpose(2, 3), filter, {2, 2});
       },
       "must be contiguous");
-  expectError([&] { table.blur(x.to(at::kInt), filter, {2, 2}); }, "bfloat16");
   expectError(
       [&] {
-        table.blur(x, at::rand({4, 3, 3}), {2, 2});
+        kernels.blur(x.to(at::kInt), filter, {2, 2});
+      },
+      "bfloat16");
+  expectError(
+      [&] {
+        kernels.blur(x, at::rand({4, 3, 3}), {2, 2});
       },
       "(4, 1, 3, 3) filter");
-  expectError([&] { table.blur(x, filter, {0, 2}); }, "stride");
+  expectError([&] { kernels.blur(x, filter, {0, 2}); }, "stride");
   expectError(
       [&] {
-        table.channelDot(x.contiguous(at::MemoryFormat::ChannelsLast), x);
+        kernels.channelDot(x.contiguous(at::MemoryFormat::ChannelsLast), x);
       },
       "channels_last");
   expectError(
       [&] {
-        table.chunkAffine(x, at::rand({2, 4}), at::rand({2, 4}), 2, at::kFloat);
+        kernels.chunkAffine(x, at::rand({2, 4}), at::rand({2, 4}), 2,
+                            at::kFloat);
       },
       "of 1 x 4 values");
   expectError(
       [&] {
-        table.blurBackward(x, filter, 20, 20, {2, 2});
+        kernels.blurBackward(x, filter, 20, 20, {2, 2});
       },
       "does not match");
 }

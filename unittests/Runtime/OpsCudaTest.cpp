@@ -1,7 +1,7 @@
 //===- OpsCudaTest.cpp - the composer:: ops on CUDA against CPU -----------===//
 //
-// On a machine with a GPU and a CUDA LibTorch: each primitive of the CUDA
-// table against the CPU one, each public op (through the dispatcher, as a
+// On a machine with a GPU and a CUDA LibTorch: each primitive of
+// CudaKernels against the CPU one, each public op (through the dispatcher, as a
 // TorchScript model calls it) forward and backward on CUDA against CPU, in
 // fp32, bf16 and fp16, NCHW and channels_last, and every op's gradient
 // against central differences in double. Skips without a CUDA device.

@@ -548,8 +548,8 @@ at::Tensor blurStride1Fast(const at::Tensor &input, const at::Tensor &filter,
 // Blur
 //===----------------------------------------------------------------------===//
 
-at::Tensor blur(const at::Tensor &input, const at::Tensor &filter,
-                BlurGeometry g) {
+at::Tensor CpuKernels::blur(const at::Tensor &input, const at::Tensor &filter,
+                            BlurGeometry g) const {
   Layout layout = layoutOf(input);
   int64_t n = input.size(0), c = input.size(1), h = input.size(2),
           w = input.size(3);
@@ -566,8 +566,9 @@ at::Tensor blur(const at::Tensor &input, const at::Tensor &filter,
   return out;
 }
 
-at::Tensor blurBackward(const at::Tensor &gradOutput, const at::Tensor &filter,
-                        int64_t h, int64_t w, BlurGeometry g) {
+at::Tensor CpuKernels::blurBackward(const at::Tensor &gradOutput,
+                                    const at::Tensor &filter, int64_t h,
+                                    int64_t w, BlurGeometry g) const {
   Layout layout = layoutOf(gradOutput);
   int64_t n = gradOutput.size(0), c = gradOutput.size(1),
           oh = gradOutput.size(2), ow = gradOutput.size(3);
@@ -594,8 +595,9 @@ at::Tensor blurBackward(const at::Tensor &gradOutput, const at::Tensor &filter,
 // Max pool at stride 1, then blur
 //===----------------------------------------------------------------------===//
 
-at::Tensor maxBlur(const at::Tensor &input, const at::Tensor &filter,
-                   MaxPoolGeometry pool, BlurGeometry g) {
+at::Tensor CpuKernels::maxBlur(const at::Tensor &input,
+                               const at::Tensor &filter, MaxPoolGeometry pool,
+                               BlurGeometry g) const {
   Layout layout = layoutOf(input);
   int64_t n = input.size(0), c = input.size(1);
   MaxMap mm(pool, input.size(2), input.size(3));
@@ -646,9 +648,11 @@ at::Tensor maxBlur(const at::Tensor &input, const at::Tensor &filter,
   return out;
 }
 
-at::Tensor maxBlurBackward(const at::Tensor &gradOutput,
-                           const at::Tensor &input, const at::Tensor &filter,
-                           MaxPoolGeometry pool, BlurGeometry g) {
+at::Tensor CpuKernels::maxBlurBackward(const at::Tensor &gradOutput,
+                                       const at::Tensor &input,
+                                       const at::Tensor &filter,
+                                       MaxPoolGeometry pool,
+                                       BlurGeometry g) const {
   Layout layout = layoutOf(input);
   int64_t n = input.size(0), c = input.size(1);
   MaxMap mm(pool, input.size(2), input.size(3));

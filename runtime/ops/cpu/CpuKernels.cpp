@@ -1,6 +1,7 @@
 //===- CpuKernels.cpp - the CPU primitives of one instruction set ---------===//
 //
-// The DeviceKernels table of the per-op files, and the helpers they share.
+// This instruction set's CpuKernels object, and the helpers the per-op files
+// share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -136,11 +137,8 @@ at::Tensor channelAffine(const at::Tensor &p, const at::Tensor &q,
 }
 
 const DeviceKernels &kernels() {
-  static const DeviceKernels table = {
-      blur,           blurBackward, maxBlur,       maxBlurBackward,
-      channelMean,    channelDot,   scaleChannels, chunkStats,
-      chunkGradStats, chunkAffine,  chunkAffine2};
-  return table;
+  static const CpuKernels instance{};
+  return instance;
 }
 
 } // namespace composer::ops::COMPOSER_CPU_ISA

@@ -1,15 +1,15 @@
 //===- CpuKernels.h - what the CPU primitives share -------------*- C++ -*-===//
 //
-// The CPU side of Kernels.h: one file per op (Blur.cpp, GhostBatchNorm.cpp,
-// SqueezeExcite.cpp) and CpuKernels.cpp's table of them. Each is compiled
-// once per instruction set: COMPOSER_CPU_ISA names the namespace and the
-// build adds that set's flags; CpuDispatch.cpp picks the best one the
-// processor has. Everything here lives in that namespace, so none of these
-// functions compiled for AVX2 can stand in for the baseline's at link time. The
-// loops are written for the auto-vectorizer: the innermost loop runs along
-// contiguous memory (W for NCHW, C for channels_last), with per-channel
-// coefficients hoisted out of it, and accumulates in float (double for
-// double).
+// The CPU side of Kernels.h: class CpuKernels, its overrides defined in one
+// file per op (Blur.cpp, GhostBatchNorm.cpp, SqueezeExcite.cpp). Each is
+// compiled once per instruction set: COMPOSER_CPU_ISA names the namespace
+// and the build adds that set's flags; CpuDispatch.cpp picks the best one
+// the processor has. Everything here lives in that namespace, so none of
+// these functions compiled for AVX2 can stand in for the baseline's at link
+// time. The loops are written for the auto-vectorizer: the innermost loop
+// runs along contiguous memory (W for NCHW, C for channels_last), with
+// per-channel coefficients hoisted out of it, and accumulates in float
+// (double for double).
 //
 //===----------------------------------------------------------------------===//
 
@@ -155,41 +155,48 @@ at::Tensor channelAffine(const at::Tensor &p, const at::Tensor &q,
                          const at::Tensor &shift, int64_t group,
                          at::ScalarType dtype);
 
-//===----------------------------------------------------------------------===//
-// The primitives of DeviceKernels, by op
-//===----------------------------------------------------------------------===//
+/// This instruction set's primitives (Kernels.h), each override defined in
+/// its op's file.
+class CpuKernels final : public DeviceKernels {
+public:
+  // Blur.cpp
+  at::Tensor blur(const at::Tensor &input, const at::Tensor &filter,
+                  BlurGeometry g) const override;
+  at::Tensor blurBackward(const at::Tensor &gradOutput,
+                          const at::Tensor &filter, int64_t h, int64_t w,
+                          BlurGeometry g) const override;
+  at::Tensor maxBlur(const at::Tensor &input, const at::Tensor &filter,
+                     MaxPoolGeometry pool, BlurGeometry g) const override;
+  at::Tensor maxBlurBackward(const at::Tensor &gradOutput,
+                             const at::Tensor &input, const at::Tensor &filter,
+                             MaxPoolGeometry pool,
+                             BlurGeometry g) const override;
 
-// Blur.cpp
-at::Tensor blur(const at::Tensor &input, const at::Tensor &filter,
-                BlurGeometry g);
-at::Tensor blurBackward(const at::Tensor &gradOutput, const at::Tensor &filter,
-                        int64_t h, int64_t w, BlurGeometry g);
-at::Tensor maxBlur(const at::Tensor &input, const at::Tensor &filter,
-                   MaxPoolGeometry pool, BlurGeometry g);
-at::Tensor maxBlurBackward(const at::Tensor &gradOutput,
-                           const at::Tensor &input, const at::Tensor &filter,
-                           MaxPoolGeometry pool, BlurGeometry g);
+  // SqueezeExcite.cpp
+  at::Tensor channelMean(const at::Tensor &input) const override;
+  at::Tensor channelDot(const at::Tensor &dy,
+                        const at::Tensor &x) const override;
+  at::Tensor scaleChannels(const at::Tensor &x, const at::Tensor &scale,
+                           const at::Tensor &shift,
+                           at::ScalarType dtype) const override;
 
-// SqueezeExcite.cpp
-at::Tensor channelMean(const at::Tensor &input);
-at::Tensor channelDot(const at::Tensor &dy, const at::Tensor &x);
-at::Tensor scaleChannels(const at::Tensor &x, const at::Tensor &scale,
-                         const at::Tensor &shift, at::ScalarType dtype);
+  // GhostBatchNorm.cpp
+  std::tuple<at::Tensor, at::Tensor> chunkStats(const at::Tensor &x,
+                                                int64_t chunk) const override;
+  std::tuple<at::Tensor, at::Tensor>
+  chunkGradStats(const at::Tensor &dy, const at::Tensor &x,
+                 const at::Tensor &mean, int64_t chunk) const override;
+  at::Tensor chunkAffine(const at::Tensor &x, const at::Tensor &a,
+                         const at::Tensor &b, int64_t chunk,
+                         at::ScalarType dtype) const override;
+  at::Tensor chunkAffine2(const at::Tensor &dy, const at::Tensor &x,
+                          const at::Tensor &a, const at::Tensor &b,
+                          const at::Tensor &c, int64_t chunk,
+                          at::ScalarType dtype) const override;
+};
 
-// GhostBatchNorm.cpp
-std::tuple<at::Tensor, at::Tensor> chunkStats(const at::Tensor &x,
-                                              int64_t chunk);
-std::tuple<at::Tensor, at::Tensor> chunkGradStats(const at::Tensor &dy,
-                                                  const at::Tensor &x,
-                                                  const at::Tensor &mean,
-                                                  int64_t chunk);
-at::Tensor chunkAffine(const at::Tensor &x, const at::Tensor &a,
-                       const at::Tensor &b, int64_t chunk,
-                       at::ScalarType dtype);
-at::Tensor chunkAffine2(const at::Tensor &dy, const at::Tensor &x,
-                        const at::Tensor &a, const at::Tensor &b,
-                        const at::Tensor &c, int64_t chunk,
-                        at::ScalarType dtype);
+/// This instruction set's CpuKernels (CpuDispatch.cpp picks one).
+const DeviceKernels &kernels();
 
 } // namespace composer::ops::COMPOSER_CPU_ISA
 

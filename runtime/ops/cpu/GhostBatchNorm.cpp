@@ -9,8 +9,8 @@
 
 namespace composer::ops::COMPOSER_CPU_ISA {
 
-std::tuple<at::Tensor, at::Tensor> chunkStats(const at::Tensor &x,
-                                              int64_t chunk) {
+std::tuple<at::Tensor, at::Tensor> CpuKernels::chunkStats(const at::Tensor &x,
+                                                          int64_t chunk) const {
   Shape s = shapeOf(x);
   at::Tensor mean, var;
   AT_DISPATCH_FLOATING_TYPES_AND2(
@@ -40,10 +40,9 @@ std::tuple<at::Tensor, at::Tensor> chunkStats(const at::Tensor &x,
   return {mean, var};
 }
 
-std::tuple<at::Tensor, at::Tensor> chunkGradStats(const at::Tensor &dy,
-                                                  const at::Tensor &x,
-                                                  const at::Tensor &mean,
-                                                  int64_t chunk) {
+std::tuple<at::Tensor, at::Tensor>
+CpuKernels::chunkGradStats(const at::Tensor &dy, const at::Tensor &x,
+                           const at::Tensor &mean, int64_t chunk) const {
   Shape s = shapeOf(x);
   checkSameLayout(x, dy, s.layout);
   TORCH_CHECK(dy.scalar_type() == x.scalar_type(),
@@ -68,16 +67,16 @@ std::tuple<at::Tensor, at::Tensor> chunkGradStats(const at::Tensor &dy,
   return {sumDy, sumDyXmu};
 }
 
-at::Tensor chunkAffine(const at::Tensor &x, const at::Tensor &a,
-                       const at::Tensor &b, int64_t chunk,
-                       at::ScalarType dtype) {
+at::Tensor CpuKernels::chunkAffine(const at::Tensor &x, const at::Tensor &a,
+                                   const at::Tensor &b, int64_t chunk,
+                                   at::ScalarType dtype) const {
   return channelAffine(x, at::Tensor(), a, at::Tensor(), b, chunk, dtype);
 }
 
-at::Tensor chunkAffine2(const at::Tensor &dy, const at::Tensor &x,
-                        const at::Tensor &a, const at::Tensor &b,
-                        const at::Tensor &c, int64_t chunk,
-                        at::ScalarType dtype) {
+at::Tensor CpuKernels::chunkAffine2(const at::Tensor &dy, const at::Tensor &x,
+                                    const at::Tensor &a, const at::Tensor &b,
+                                    const at::Tensor &c, int64_t chunk,
+                                    at::ScalarType dtype) const {
   checkSameLayout(x, dy, layoutOf(x));
   TORCH_CHECK(dy.scalar_type() == x.scalar_type(),
               "composer ops: chunkAffine2 dtypes differ");

@@ -9,7 +9,7 @@
 
 namespace composer::ops::COMPOSER_CPU_ISA {
 
-at::Tensor channelMean(const at::Tensor &input) {
+at::Tensor CpuKernels::channelMean(const at::Tensor &input) const {
   Shape s = shapeOf(input);
   at::Tensor out;
   AT_DISPATCH_FLOATING_TYPES_AND2(
@@ -26,7 +26,8 @@ at::Tensor channelMean(const at::Tensor &input) {
   return out;
 }
 
-at::Tensor channelDot(const at::Tensor &dy, const at::Tensor &x) {
+at::Tensor CpuKernels::channelDot(const at::Tensor &dy,
+                                  const at::Tensor &x) const {
   Shape s = shapeOf(x);
   checkSameLayout(x, dy, s.layout);
   TORCH_CHECK(dy.scalar_type() == x.scalar_type(),
@@ -45,8 +46,10 @@ at::Tensor channelDot(const at::Tensor &dy, const at::Tensor &x) {
   return out;
 }
 
-at::Tensor scaleChannels(const at::Tensor &x, const at::Tensor &scale,
-                         const at::Tensor &shift, at::ScalarType dtype) {
+at::Tensor CpuKernels::scaleChannels(const at::Tensor &x,
+                                     const at::Tensor &scale,
+                                     const at::Tensor &shift,
+                                     at::ScalarType dtype) const {
   return channelAffine(x, at::Tensor(), scale, at::Tensor(), shift, 1, dtype);
 }
 

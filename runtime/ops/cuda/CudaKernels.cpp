@@ -1,9 +1,9 @@
 //===- CudaKernels.cpp - the CUDA primitives on at::Tensor ----------------===//
 //
-// DeviceKernels for CUDA: checks the Kernels.h contract, allocates results
-// in the activations' memory format, converts the filter and per-channel
-// tensors to the accumulation type, and runs Kernels.cuh's kernels on the
-// current stream of the input's device. Built only with a CUDA LibTorch
+// CudaKernels, the DeviceKernels of CUDA: checks the Kernels.h contract,
+// allocates results in the activations' memory format, converts the filter and
+// per-channel tensors to the accumulation type, and runs Kernels.cuh's kernels
+// on the current stream of the input's device. Built only with a CUDA LibTorch
 // (COMPOSER_WITH_CUDA); the unit tests also build it against the host
 // emulation of the kernels (COMPOSER_CUDA_EMULATION: CPU tensors, no
 // stream).
@@ -178,12 +178,47 @@ gpu::MaxPool poolOf(MaxPoolGeometry p, const at::Tensor &x, const char *op) {
   return pool;
 }
 
+/// The CUDA primitives (Kernels.h) on at::Tensor.
+class CudaKernels final : public DeviceKernels {
+public:
+  at::Tensor blur(const at::Tensor &input, const at::Tensor &filter,
+                  BlurGeometry geometry) const override;
+  at::Tensor blurBackward(const at::Tensor &gradOutput,
+                          const at::Tensor &filter, int64_t inputH,
+                          int64_t inputW, BlurGeometry geometry) const override;
+  at::Tensor maxBlur(const at::Tensor &input, const at::Tensor &filter,
+                     MaxPoolGeometry geometry,
+                     BlurGeometry blurGeometry) const override;
+  at::Tensor maxBlurBackward(const at::Tensor &gradOutput,
+                             const at::Tensor &input, const at::Tensor &filter,
+                             MaxPoolGeometry geometry,
+                             BlurGeometry blurGeometry) const override;
+  at::Tensor channelMean(const at::Tensor &input) const override;
+  at::Tensor channelDot(const at::Tensor &dy,
+                        const at::Tensor &x) const override;
+  at::Tensor scaleChannels(const at::Tensor &x, const at::Tensor &scale,
+                           const at::Tensor &shift,
+                           at::ScalarType dtype) const override;
+  std::tuple<at::Tensor, at::Tensor> chunkStats(const at::Tensor &x,
+                                                int64_t chunk) const override;
+  std::tuple<at::Tensor, at::Tensor>
+  chunkGradStats(const at::Tensor &dy, const at::Tensor &x,
+                 const at::Tensor &mean, int64_t chunk) const override;
+  at::Tensor chunkAffine(const at::Tensor &x, const at::Tensor &a,
+                         const at::Tensor &b, int64_t chunk,
+                         at::ScalarType dtype) const override;
+  at::Tensor chunkAffine2(const at::Tensor &dy, const at::Tensor &x,
+                          const at::Tensor &a, const at::Tensor &b,
+                          const at::Tensor &c, int64_t chunk,
+                          at::ScalarType dtype) const override;
+};
+
 //===----------------------------------------------------------------------===//
 // Blur
 //===----------------------------------------------------------------------===//
 
-at::Tensor blur(const at::Tensor &input, const at::Tensor &filter,
-                BlurGeometry geometry) {
+at::Tensor CudaKernels::blur(const at::Tensor &input, const at::Tensor &filter,
+                             BlurGeometry geometry) const {
   const char *op = "blur";
   gpu::Layout layout = layoutOf(op, {{&input, "input"}});
   gpu::Stride2d s = strideOf(geometry, op);
@@ -202,8 +237,10 @@ at::Tensor blur(const at::Tensor &input, const at::Tensor &filter,
   return out;
 }
 
-at::Tensor blurBackward(const at::Tensor &gradOutput, const at::Tensor &filter,
-                        int64_t inputH, int64_t inputW, BlurGeometry geometry) {
+at::Tensor CudaKernels::blurBackward(const at::Tensor &gradOutput,
+                                     const at::Tensor &filter, int64_t inputH,
+                                     int64_t inputW,
+                                     BlurGeometry geometry) const {
   const char *op = "blurBackward";
   gpu::Layout layout = layoutOf(op, {{&gradOutput, "gradOutput"}});
   gpu::Stride2d s = strideOf(geometry, op);
@@ -226,8 +263,10 @@ at::Tensor blurBackward(const at::Tensor &gradOutput, const at::Tensor &filter,
   return gradInput;
 }
 
-at::Tensor maxBlur(const at::Tensor &input, const at::Tensor &filter,
-                   MaxPoolGeometry geometry, BlurGeometry blurGeometry) {
+at::Tensor CudaKernels::maxBlur(const at::Tensor &input,
+                                const at::Tensor &filter,
+                                MaxPoolGeometry geometry,
+                                BlurGeometry blurGeometry) const {
   const char *op = "maxBlur";
   gpu::Layout layout = layoutOf(op, {{&input, "input"}});
   gpu::Stride2d s = strideOf(blurGeometry, op);
@@ -249,10 +288,11 @@ at::Tensor maxBlur(const at::Tensor &input, const at::Tensor &filter,
   return out;
 }
 
-at::Tensor maxBlurBackward(const at::Tensor &gradOutput,
-                           const at::Tensor &input, const at::Tensor &filter,
-                           MaxPoolGeometry geometry,
-                           BlurGeometry blurGeometry) {
+at::Tensor CudaKernels::maxBlurBackward(const at::Tensor &gradOutput,
+                                        const at::Tensor &input,
+                                        const at::Tensor &filter,
+                                        MaxPoolGeometry geometry,
+                                        BlurGeometry blurGeometry) const {
   const char *op = "maxBlurBackward";
   gpu::Layout layout =
       layoutOf(op, {{&gradOutput, "gradOutput"}, {&input, "input"}});
@@ -328,26 +368,26 @@ std::pair<at::Tensor, at::Tensor> reduce(gpu::Reduction kind, const char *op,
   return {out0, out1};
 }
 
-at::Tensor channelMean(const at::Tensor &input) {
+at::Tensor CudaKernels::channelMean(const at::Tensor &input) const {
   return reduce(gpu::Reduction::Mean, "channelMean", {}, input, 1, {}, false)
       .first;
 }
 
-at::Tensor channelDot(const at::Tensor &dy, const at::Tensor &x) {
+at::Tensor CudaKernels::channelDot(const at::Tensor &dy,
+                                   const at::Tensor &x) const {
   return reduce(gpu::Reduction::Dot, "channelDot", dy, x, 1, {}, false).first;
 }
 
-std::tuple<at::Tensor, at::Tensor> chunkStats(const at::Tensor &x,
-                                              int64_t chunk) {
+std::tuple<at::Tensor, at::Tensor>
+CudaKernels::chunkStats(const at::Tensor &x, int64_t chunk) const {
   auto [mean, var] =
       reduce(gpu::Reduction::Stats, "chunkStats", {}, x, chunk, {}, true);
   return {mean, var};
 }
 
-std::tuple<at::Tensor, at::Tensor> chunkGradStats(const at::Tensor &dy,
-                                                  const at::Tensor &x,
-                                                  const at::Tensor &mean,
-                                                  int64_t chunk) {
+std::tuple<at::Tensor, at::Tensor>
+CudaKernels::chunkGradStats(const at::Tensor &dy, const at::Tensor &x,
+                            const at::Tensor &mean, int64_t chunk) const {
   auto [sumDy, sumDyXmu] = reduce(gpu::Reduction::GradStats, "chunkGradStats",
                                   dy, x, chunk, mean, true);
   return {sumDy, sumDyXmu};
@@ -400,32 +440,31 @@ at::Tensor affine(const char *op, at::Tensor p, at::Tensor q,
   return outType == dtype ? out : out.to(dtype);
 }
 
-at::Tensor scaleChannels(const at::Tensor &x, const at::Tensor &scale,
-                         const at::Tensor &shift, at::ScalarType dtype) {
+at::Tensor CudaKernels::scaleChannels(const at::Tensor &x,
+                                      const at::Tensor &scale,
+                                      const at::Tensor &shift,
+                                      at::ScalarType dtype) const {
   return affine("scaleChannels", x, {}, scale, {}, shift, 1, dtype);
 }
 
-at::Tensor chunkAffine(const at::Tensor &x, const at::Tensor &a,
-                       const at::Tensor &b, int64_t chunk,
-                       at::ScalarType dtype) {
+at::Tensor CudaKernels::chunkAffine(const at::Tensor &x, const at::Tensor &a,
+                                    const at::Tensor &b, int64_t chunk,
+                                    at::ScalarType dtype) const {
   return affine("chunkAffine", x, {}, a, {}, b, chunk, dtype);
 }
 
-at::Tensor chunkAffine2(const at::Tensor &dy, const at::Tensor &x,
-                        const at::Tensor &a, const at::Tensor &b,
-                        const at::Tensor &c, int64_t chunk,
-                        at::ScalarType dtype) {
+at::Tensor CudaKernels::chunkAffine2(const at::Tensor &dy, const at::Tensor &x,
+                                     const at::Tensor &a, const at::Tensor &b,
+                                     const at::Tensor &c, int64_t chunk,
+                                     at::ScalarType dtype) const {
   return affine("chunkAffine2", dy, x, a, b, c, chunk, dtype);
 }
 
 } // namespace
 
 const DeviceKernels &cudaKernels() {
-  static const DeviceKernels table = {
-      blur,           blurBackward, maxBlur,       maxBlurBackward,
-      channelMean,    channelDot,   scaleChannels, chunkStats,
-      chunkGradStats, chunkAffine,  chunkAffine2};
-  return table;
+  static const CudaKernels instance{};
+  return instance;
 }
 
 } // namespace composer::ops
