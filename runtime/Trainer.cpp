@@ -1,9 +1,11 @@
 //===- Trainer.cpp - The training loop ------------------------------------===//
 //
-// Fires Composer's events in Composer's order. Time advances after
-// AFTER_TRAIN_BATCH, so BATCH_END and checkpoints see the finished batch, and
-// algorithms draw their randomness from the batch being trained
-// (State::generatorFor), which is what makes a resumed run exact.
+// Fires Composer's events in Composer's order, and between them runs the
+// training step's stages (TrainingStep.h), which the algorithms that change
+// the step wrap. Time advances after AFTER_TRAIN_BATCH, so BATCH_END and
+// checkpoints see the finished batch, and algorithms draw their randomness
+// from the batch being trained (State::generatorFor), which is what makes a
+// resumed run exact.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,18 +19,6 @@
 #include <sstream>
 
 namespace composer::runtime {
-
-torch::Tensor outputTensor(const c10::IValue &output) {
-  if (output.isTensor())
-    return output.toTensor();
-  if (output.isTuple() && !output.toTupleRef().elements().empty())
-    return outputTensor(output.toTupleRef().elements()[0]);
-  if (output.isList() && !output.toListRef().empty())
-    return outputTensor(output.toListRef()[0]);
-  throw TrainingError("the model's forward returned " + output.tagKind() +
-                      ", expected a tensor (or a tuple or list starting "
-                      "with one)");
-}
 
 namespace {
 /// Whether a run at `now` has just crossed a multiple of `interval`; whole
@@ -124,23 +114,12 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
 
   state_.communicator = communicator;
   state_.trainLoader = config_.trainLoader.get();
-  state_.lossFunction = [this](const torch::Tensor &outputs,
-                               const torch::Tensor &target, bool perSample) {
-    return computeLoss(outputs, target, perSample);
-  };
-  state_.recomputeGradients = [this] {
-    optimizer_->zeroGrad();
-    torch::Tensor loss;
-    {
-      AutocastGuard autocast(config_.precision, config_.device);
-      loss = computeLoss(outputTensor(state_.model.forward({stepInput_})),
-                         stepTarget_);
-    }
-    return backward(loss);
-  };
-  state_.trainingBatch = [this](int64_t epoch, int64_t index) {
-    return onDevice(config_.trainLoader->makeBatch(epoch, index));
-  };
+  state_.lossName = config_.loss;
+  standardStages_ = std::make_unique<StandardStages>(*gradScaler_);
+  step_ = std::make_unique<TrainingStep>(state_, *standardStages_);
+  for (const auto &algorithm : config_.algorithms)
+    if (StepStages *stages = algorithm->stepStages())
+      step_->addStages(*stages);
   // Composer warns when more than one algorithm interpolates the loss.
   std::vector<std::string> interpolating;
   for (const auto &algorithm : config_.algorithms)
@@ -190,10 +169,7 @@ static bool isAfterEvent(Event event) {
 }
 
 /// Composer's engine: the algorithms that match, in recipe order, reversed
-/// on AFTER_* events; then those that run first (selective backprop) moved
-/// to the front. Composer moves them first and reverses after, which would
-/// put selective backprop last on AFTER_DATALOADER, against its own stated
-/// rule that it runs before every augmentation.
+/// on AFTER_* events.
 void Trainer::fire(Event event) {
   std::vector<Algorithm *> matched;
   for (auto &algorithm : config_.algorithms)
@@ -201,9 +177,6 @@ void Trainer::fire(Event event) {
       matched.push_back(algorithm.get());
   if (isAfterEvent(event))
     std::reverse(matched.begin(), matched.end());
-  std::stable_partition(
-      matched.begin(), matched.end(),
-      [](Algorithm *algorithm) { return algorithm->runsFirst(); });
   for (Algorithm *algorithm : matched)
     algorithm->apply(event, state_, config_.logger);
   for (auto &callback : config_.callbacks)
@@ -225,57 +198,27 @@ void Trainer::restore() {
   lastCheckpointBatch_ = state_.timestamp.batch;
 }
 
-torch::Tensor Trainer::computeLoss(const torch::Tensor &outputs,
-                                   const torch::Tensor &target,
-                                   bool perSample) const {
-  int64_t samples = outputs.size(0);
-  if (config_.loss == "mse") {
-    if (!perSample)
-      return torch::mse_loss(outputs, target.to(outputs.scalar_type()));
-    return torch::mse_loss(outputs, target.to(outputs.scalar_type()),
-                           at::Reduction::None)
-        .reshape({samples, -1})
-        .mean(1);
-  }
-  // Language models: [B, T, V] logits against [B, T] tokens.
-  bool soft = torch::isFloatingType(target.scalar_type());
-  if (outputs.dim() == 3) {
-    int64_t classes = outputs.size(-1);
-    torch::Tensor flatTarget =
-        soft ? target.reshape({-1, classes}) : target.reshape({-1});
-    if (!perSample)
-      return torch::cross_entropy_loss(outputs.reshape({-1, classes}),
-                                       flatTarget);
-    return torch::cross_entropy_loss(outputs.reshape({-1, classes}), flatTarget,
-                                     {}, at::Reduction::None)
-        .view({samples, -1})
-        .mean(1);
-  }
-  if (!perSample)
-    return torch::cross_entropy_loss(outputs, target);
-  return torch::cross_entropy_loss(outputs, target, {}, at::Reduction::None);
-}
-
-bool Trainer::backward(const torch::Tensor &loss) {
+double Trainer::groupLoss() {
+  // What is logged, and what decides a NaN stop on every rank alike.
+  torch::Tensor mean = state_.loss.detach().to(torch::kDouble);
   if (Communicator *communicator = config_.communicator.get()) {
-    communicator->prepareForBackward(loss);
-    try {
-      gradScaler_->scale(loss).backward();
-      communicator->finishBackward();
-    } catch (const DistributedError &) {
-      throw;
-    } catch (const std::exception &e) {
-      communicator->fail(e.what());
-    }
-  } else {
-    gradScaler_->scale(loss).backward();
+    communicator->allReduceSum(mean);
+    mean /= state_.worldSize;
   }
-  if (!gradScaler_->enabled())
-    return true;
-  std::vector<torch::Tensor> parameters;
-  for (const auto &[name, parameter] : state_.parameters)
-    parameters.push_back(parameter);
-  return gradScaler_->unscale(parameters);
+  double loss = mean.item<double>();
+  if (std::isfinite(loss))
+    return loss;
+  const Timestamp &now = state_.timestamp;
+  std::ostringstream message;
+  message << "the training loss is " << loss << " at epoch " << now.epoch
+          << ", batch " << now.batch << "; stopping.";
+  if (lastCheckpoint_)
+    message << " The last good checkpoint is " << *lastCheckpoint_ << ".";
+  else if (resumed_)
+    message << " The run resumed from " << *resumed_ << ".";
+  else
+    message << " No checkpoint was written.";
+  throw TrainingError(message.str());
 }
 
 void Trainer::trainBatch(Batch batch) {
@@ -285,46 +228,33 @@ void Trainer::trainBatch(Batch batch) {
   fire(Event::BeforeTrainBatch);
   optimizer_->setLrMultiplier(scheduler_->multiplier(now, state_.time));
   optimizer_->zeroGrad();
+  // One microbatch: the whole batch. What the model and the loss see is
+  // recorded as algorithms leave it at BEFORE_FORWARD and BEFORE_LOSS, so
+  // that recomputed gradients are those of the same loss.
+  std::vector<Microbatch> &microbatches = step_->microbatches();
+  microbatches.clear();
+  Microbatch &microbatch = microbatches.emplace_back();
   {
     AutocastGuard autocast(config_.precision, config_.device);
     fire(Event::BeforeForward);
-    stepInput_ = state_.batch.input;
-    state_.outputs = outputTensor(state_.model.forward({stepInput_}));
+    microbatch.input = state_.batch.input;
+    state_.outputs = step_->forward(microbatch.input);
     fire(Event::AfterForward);
     fire(Event::BeforeLoss);
-    stepTarget_ = state_.batch.target;
-    state_.loss = computeLoss(state_.outputs, stepTarget_);
+    microbatch.target = state_.batch.target;
+    state_.loss = step_->loss(state_.outputs, microbatch.target);
     fire(Event::AfterLoss);
   }
   // Algorithms may replace the loss here (MixUp's interpolate_loss).
   fire(Event::BeforeBackward);
-  // The group's mean loss: what is logged, and what decides a NaN stop on
-  // every rank alike.
-  torch::Tensor groupLoss = state_.loss.detach().to(torch::kDouble);
-  if (Communicator *communicator = config_.communicator.get()) {
-    communicator->allReduceSum(groupLoss);
-    groupLoss /= state_.worldSize;
-  }
-  double loss = groupLoss.item<double>();
-  if (!std::isfinite(loss)) {
-    std::ostringstream message;
-    message << "the training loss is " << loss << " at epoch " << now.epoch
-            << ", batch " << now.batch << "; stopping.";
-    if (lastCheckpoint_)
-      message << " The last good checkpoint is " << *lastCheckpoint_ << ".";
-    else if (resumed_)
-      message << " The run resumed from " << *resumed_ << ".";
-    else
-      message << " No checkpoint was written.";
-    throw TrainingError(message.str());
-  }
-  state_.gradientsFinite = backward(state_.loss);
+  double loss = groupLoss();
+  step_->backward(state_.loss);
+  step_->reduce();
+  state_.gradientsFinite = step_->clip(step_->unscale());
   fire(Event::AfterBackward);
-  bool finite = state_.gradientsFinite;
-  if (finite)
-    optimizer_->step();
-  gradScaler_->update(finite);
-  stepInput_ = stepTarget_ = torch::Tensor();
+  step_->optimizerStep(state_.gradientsFinite);
+  step_->postStep();
+  microbatches.clear();
   fire(Event::AfterTrainBatch);
 
   // Composer counts the samples the loader gave, before any algorithm
@@ -390,6 +320,7 @@ void Trainer::fit() {
       loadedSamples_ = state_.batch.size();
       state_.batchTokens =
           loadedSamples_ * config_.trainLoader->dataset().tokensPerSample;
+      step_->selectBatch();
       fire(Event::AfterDataloader);
       trainBatch(std::move(state_.batch));
       if (config_.evalLoader &&
@@ -449,7 +380,8 @@ EvalResult Trainer::evaluate() {
       language = language || outputs.dim() == 3;
       const torch::Tensor &target = state_.batch.target;
       int64_t size = state_.batch.size();
-      lossSum += computeLoss(outputs, target).item<double>() * double(size);
+      lossSum += computeLoss(config_.loss, outputs, target).item<double>() *
+                 double(size);
       samples += size;
       if (!torch::isFloatingType(target.scalar_type())) {
         correct += outputs.argmax(-1).eq(target).sum().item<int64_t>();

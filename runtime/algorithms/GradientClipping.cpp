@@ -1,6 +1,7 @@
 //===- GradientClipping.cpp - Norm, value and adaptive clipping -----------===//
 //
-// Runs at AFTER_BACKWARD, before the optimizer step. Adaptive clipping is AGC
+// Wraps the training step's clip stage: the gradients are reduced and
+// unscaled, and the optimizer has not stepped. Adaptive clipping is AGC
 // (Brock et al. 2021): per output unit (row of dim 0; the whole tensor for
 // scalars and vectors), |g| <= threshold * max(|w|, 1e-3).
 //
@@ -32,7 +33,7 @@ struct GradientClippingOptions {
   double threshold = 0;
 };
 
-class GradientClipping final : public Algorithm {
+class GradientClipping final : public Algorithm, public StepStages {
 public:
   explicit GradientClipping(const GradientClippingOptions &options)
       : threshold_(options.threshold) {
@@ -53,11 +54,18 @@ public:
 
   std::string name() const override { return "gradient_clipping"; }
 
-  bool match(Event event, const State &) const override {
-    return event == Event::AfterBackward;
+  StepStages *stepStages() override { return this; }
+
+  /// Clips after the links inside this one (SAM listed after it), whether or
+  /// not the gradients are finite: a skipped step never uses them.
+  bool clip(TrainingStep &step, bool finite, ClipNext next) override {
+    finite = next(finite);
+    clipGradients(step.state());
+    return finite;
   }
 
-  void apply(Event, State &state, Logger &) override {
+private:
+  void clipGradients(State &state) const {
     std::vector<torch::Tensor> params;
     for (const auto &entry : state.parameters)
       if (entry.second.grad().defined())
@@ -87,7 +95,6 @@ public:
     }
   }
 
-private:
   ClipType type_;
   double threshold_;
 };

@@ -1,11 +1,11 @@
 //===- Sam.cpp - Sharpness-aware minimization (Foret et al. 2021) ---------===//
 //
-// At AFTER_BACKWARD of every `interval`-th step: e = rho g / (|g| + epsilon)
-// with |g| the global L2 norm of the (all-reduced, unscaled) gradients, the
-// gradient is recomputed at w + e on the same batch (State::
-// recomputeGradients, all-reduced too), and the weights go back to w, saved
-// exactly rather than by subtracting e, so the optimizer steps from w with
-// the gradient taken at w + e.
+// Wraps the training step's clip stage. On every `interval`-th step, once the
+// gradients are reduced and unscaled: e = rho g / (|g| + epsilon) with |g|
+// the global L2 norm, the gradient is recomputed at w + e on the same
+// microbatches (TrainingStep::recomputeGradients: reduced and unscaled too),
+// and the weights go back to w, saved exactly rather than by subtracting e,
+// so the optimizer steps from w with the gradient taken at w + e.
 //
 // A skipped step skips both halves: with an overflow in the first gradient
 // (found by loss scaling, or a non-finite norm, even in fp32) the weights are
@@ -18,9 +18,9 @@
 // the ascent direction from each rank's own gradient (no all-reduce); here
 // it is the group's, so data-parallel runs match one process. As in
 // Composer, the second forward runs in training mode (BatchNorm statistics
-// see it too). AFTER_BACKWARD goes to
-// algorithms in reverse recipe order, so gradient clipping listed before
-// `sam` clips the descent gradient, and listed after it the ascent one.
+// see it too). SAM does its work after the links inside it, so gradient
+// clipping listed before `sam` (outside it) clips the descent gradient, and
+// listed after it (inside) the one SAM ascends along.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,7 +38,7 @@ struct SamOptions {
   int64_t interval = 1;
 };
 
-class Sam final : public Algorithm {
+class Sam final : public Algorithm, public StepStages {
 public:
   explicit Sam(const SamOptions &options)
       : rho_(options.rho), epsilon_(options.epsilon),
@@ -55,17 +55,17 @@ public:
   }
 
   std::string name() const override { return "sam"; }
+  StepStages *stepStages() override { return this; }
 
-  bool match(Event event, const State &state) const override {
+  bool clip(TrainingStep &step, bool finite, ClipNext next) override {
+    finite = next(finite);
     // Composer's SAMOptimizer: a SAM step when (global_step + 1) % interval
     // is 0, global_step counting the steps before this one.
-    return event == Event::AfterBackward && state.recomputeGradients &&
-           (state.timestamp.batch + 1) % interval_ == 0;
-  }
-
-  void apply(Event, State &state, Logger &) override {
-    if (!state.gradientsFinite)
-      return; // loss scaling skips this step: both halves
+    State &state = step.state();
+    if ((state.timestamp.batch + 1) % interval_ != 0)
+      return finite;
+    if (!finite)
+      return false; // loss scaling skips this step: both halves
     std::vector<torch::Tensor> params, grads;
     for (const auto &[name, p] : state.parameters)
       if (p.requires_grad() && p.grad().defined()) {
@@ -73,13 +73,11 @@ public:
         grads.push_back(p.grad());
       }
     if (params.empty())
-      return;
+      return true;
     torch::NoGradGuard noGrad;
     std::optional<double> norm = globalNorm(grads);
-    if (!norm) {
-      state.gradientsFinite = false;
-      return;
-    }
+    if (!norm)
+      return false;
     double scale = rho_ / (*norm + epsilon_);
     std::vector<torch::Tensor> saved;
     saved.reserve(params.size());
@@ -88,22 +86,19 @@ public:
       params[i].add_(grads[i].to(params[i].scalar_type()), scale);
     }
     grads.clear();
-    bool finite;
     {
       torch::AutoGradMode enableGrad(true);
-      finite = state.recomputeGradients();
+      finite = step.recomputeGradients();
     }
     for (size_t i = 0; i < params.size(); ++i)
       params[i].copy_(saved[i]);
-    if (finite) {
-      std::vector<torch::Tensor> second;
-      for (const torch::Tensor &p : params)
-        if (p.grad().defined())
-          second.push_back(p.grad());
-      finite = globalNorm(second).has_value();
-    }
     if (!finite)
-      state.gradientsFinite = false;
+      return false;
+    std::vector<torch::Tensor> second;
+    for (const torch::Tensor &p : params)
+      if (p.grad().defined())
+        second.push_back(p.grad());
+    return globalNorm(second).has_value();
   }
 
 private:

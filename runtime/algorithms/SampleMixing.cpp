@@ -2,8 +2,6 @@
 
 #include "SampleMixing.h"
 
-#include <stdexcept>
-
 namespace composer::runtime {
 
 double sampleBeta(double alpha, torch::Generator &generator) {
@@ -22,11 +20,8 @@ bool SampleMixing::match(Event event, const State &state) const {
 
 void SampleMixing::apply(Event event, State &state, Logger &) {
   if (event == Event::BeforeBackward) {
-    if (!state.lossFunction)
-      throw std::logic_error(name() + ": interpolate_loss needs the "
-                                      "trainer's loss function");
     torch::Tensor permutedLoss =
-        state.lossFunction(state.outputs, permutedTarget_, false);
+        computeLoss(state.lossName, state.outputs, permutedTarget_);
     state.loss = lambda_ * state.loss + (1 - lambda_) * permutedLoss;
     permutation_ = permutedTarget_ = torch::Tensor();
     return;

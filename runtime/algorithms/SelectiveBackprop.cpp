@@ -1,18 +1,19 @@
 //===- SelectiveBackprop.cpp - Backprop on the hard samples (Jiang 2019) --===//
 //
-// At AFTER_DATALOADER, while the run is between `start` and `end` (fractions
-// of it) and the batch is not every `interrupt`-th of its epoch: a forward
-// without gradients (on inputs downscaled by `scale_factor` when below 1)
-// gives each sample's loss; with q = (rank + 0.5) / B the percentile of a
+// Wraps the training step's selectBatch stage, which runs on the batch as
+// loaded, before AFTER_DATALOADER and so before every augmentation. While the
+// run is between `start` and `end` (fractions of it) and the batch is not
+// every `interrupt`-th of its epoch: the step's forward without gradients (on
+// inputs downscaled by `scale_factor` when below 1) and its loss per sample
+// give each sample's loss; with q = (rank + 0.5) / B the percentile of a
 // sample's loss in the batch, keep*B samples (at least one) are drawn without
 // replacement with probability proportional to q^(1/keep - 1), and the batch
 // becomes them, so forward and backward run on those only.
 //
 // As in Composer the scoring forward runs in the model's training mode
-// (BatchNorm statistics see the whole batch), and the algorithm runs before
-// every other one on each event (Algorithm::runsFirst), so augmentations see
-// the kept samples. The draw comes from the batch's own generator: a resumed
-// run keeps the same samples.
+// (BatchNorm statistics see the whole batch), and augmentations see the kept
+// samples only. The draw comes from the batch's own generator: a resumed run
+// keeps the same samples.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,15 +34,7 @@ struct SelectiveBackpropOptions {
   int64_t interrupt = 2;
 };
 
-torch::Tensor firstTensor(const c10::IValue &output) {
-  if (output.isTuple() && !output.toTupleRef().elements().empty())
-    return firstTensor(output.toTupleRef().elements()[0]);
-  if (output.isList() && !output.toListRef().empty())
-    return firstTensor(output.toListRef()[0]);
-  return output.toTensor();
-}
-
-class SelectiveBackprop final : public Algorithm {
+class SelectiveBackprop final : public Algorithm, public StepStages {
 public:
   explicit SelectiveBackprop(const SelectiveBackpropOptions &options)
       : options_(options) {
@@ -66,11 +59,18 @@ public:
   }
 
   std::string name() const override { return "selective_backprop"; }
-  bool runsFirst() const override { return true; }
+  StepStages *stepStages() override { return this; }
 
-  bool match(Event event, const State &state) const override {
-    if (event != Event::AfterDataloader || !state.lossFunction ||
-        state.batch.size() < 2)
+  void selectBatch(TrainingStep &step, SelectBatchNext next) override {
+    next();
+    State &state = step.state();
+    if (active(state))
+      keepHardSamples(step, state);
+  }
+
+private:
+  bool active(const State &state) const {
+    if (state.batch.size() < 2)
       return false;
     // Composer's should_selective_backprop.
     double done = state.fractionDone();
@@ -81,7 +81,7 @@ public:
     return inWindow && !interrupted;
   }
 
-  void apply(Event, State &state, Logger &) override {
+  void keepHardSamples(TrainingStep &step, State &state) const {
     torch::Tensor input = state.batch.input, target = state.batch.target;
     int64_t size = input.size(0);
     torch::Tensor losses;
@@ -91,10 +91,8 @@ public:
       torch::Tensor scored = input;
       if (options_.scaleFactor < 1)
         scored = downscale(input);
-      torch::Tensor outputs = firstTensor(state.model.forward({scored}));
-      losses = state
-                   .lossFunction(outputs.to(torch::kFloat), target,
-                                 /*perSample=*/true)
+      torch::Tensor outputs = step.forward(scored);
+      losses = step.loss(outputs.to(torch::kFloat), target, /*perSample=*/true)
                    .to(torch::kCPU, torch::kDouble);
     }
     int64_t kept =
@@ -113,7 +111,6 @@ public:
     state.batch.target = target.index_select(0, chosen.to(target.device()));
   }
 
-private:
   torch::Tensor downscale(const torch::Tensor &input) const {
     namespace F = torch::nn::functional;
     if (input.dim() < 3 || input.dim() > 5)

@@ -226,7 +226,7 @@ private:
         counters.push_back(buffer);
     }
     int64_t batches = state.time.batchesPerEpoch;
-    if (statistics.empty() || !state.trainingBatch || batches <= 0)
+    if (statistics.empty() || !state.trainLoader || batches <= 0)
       return;
     auto forward = [&](const torch::Tensor &input, double fill) {
       for (Statistic &s : statistics)
@@ -242,7 +242,8 @@ private:
     std::vector<torch::Tensor> kept;
     int64_t epoch = state.timestamp.epoch;
     for (int64_t index = 0; index < batches; ++index) {
-      torch::Tensor input = state.trainingBatch(epoch, index).input;
+      torch::Tensor input = state.trainLoader->makeBatch(epoch, index)
+                                .input.to(state.device, /*non_blocking=*/true);
       if (index == 0) {
         at::Generator generator =
             at::globalContext().defaultGenerator(state.device);

@@ -1,6 +1,7 @@
 //===- AlgorithmsTest.cpp - The runtime algorithms on real tensors --------===//
 
 #include "composer/Runtime/Algorithms.h"
+#include "StepTestUtils.h"
 
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 #include <thread>
 
 using namespace composer::runtime;
+using composer::runtime::testutils::StepRig;
 
 namespace {
 
@@ -399,10 +401,7 @@ void expectInterpolatedLoss(Algorithm &interpolating, Algorithm &mixing) {
                         .view({batch, batch})
                         .remainder(7)
                         .div(3);
-    state.lossFunction = [](const torch::Tensor &outputs,
-                            const torch::Tensor &target, bool) {
-      return torch::cross_entropy_loss(outputs, target);
-    };
+    ASSERT_EQ(state.lossName, "cross_entropy");
     ASSERT_TRUE(fire(interpolating, Event::BeforeForward, state, logger));
     EXPECT_TRUE(torch::equal(state.batch.input, twin.input));
     EXPECT_FALSE(fire(interpolating, Event::BeforeLoss, state, logger));
@@ -721,12 +720,11 @@ TEST(GradientClippingTest, ClipsTheTotalNorm) {
       createAlgorithm("gradient_clipping",
                       {{"clipping_type", "norm"}, {"clipping_threshold", 1.0}});
   State state = makeState();
-  Logger logger;
   state.parameters = {
       {"a", withGrad(torch::zeros({2}), torch::tensor({3.0f, 0.0f}))},
       {"b", withGrad(torch::zeros({1}), torch::tensor({4.0f}))},
       {"c", torch::zeros({3}, torch::requires_grad())}}; // no gradient
-  ASSERT_TRUE(fire(*algorithm, Event::AfterBackward, state, logger));
+  EXPECT_TRUE(StepRig(state, {algorithm.get()}).step.clip(true));
   EXPECT_TRUE(torch::allclose(state.parameters[0].second.grad(),
                               torch::tensor({0.6f, 0.0f}), 1e-5));
   EXPECT_TRUE(torch::allclose(state.parameters[1].second.grad(),
@@ -739,10 +737,9 @@ TEST(GradientClippingTest, ClampsEachValue) {
       createAlgorithm("gradient_clipping", {{"clipping_type", "value"},
                                             {"clipping_threshold", 0.5}});
   State state = makeState();
-  Logger logger;
   state.parameters = {
       {"a", withGrad(torch::zeros({3}), torch::tensor({-2.0f, 0.1f, 3.0f}))}};
-  ASSERT_TRUE(fire(*algorithm, Event::AfterBackward, state, logger));
+  EXPECT_TRUE(StepRig(state, {algorithm.get()}).step.clip(true));
   EXPECT_TRUE(torch::equal(state.parameters[0].second.grad(),
                            torch::tensor({-0.5f, 0.1f, 0.5f})));
 }
@@ -752,7 +749,6 @@ TEST(GradientClippingTest, AdaptiveBoundsEachRow) {
       createAlgorithm("gradient_clipping", {{"clipping_type", "adaptive"},
                                             {"clipping_threshold", 0.1}});
   State state = makeState();
-  Logger logger;
   torch::Tensor weight =
       torch::tensor({{3.0f, 4.0f}, {0.0f, 0.0f}, {1.0f, 0.0f}});
   torch::Tensor grad =
@@ -760,7 +756,7 @@ TEST(GradientClippingTest, AdaptiveBoundsEachRow) {
   torch::Tensor bias = torch::tensor({0.0f, 2.0f});
   state.parameters = {{"weight", withGrad(weight, grad.clone())},
                       {"bias", withGrad(bias, torch::tensor({3.0f, 4.0f}))}};
-  ASSERT_TRUE(fire(*algorithm, Event::AfterBackward, state, logger));
+  EXPECT_TRUE(StepRig(state, {algorithm.get()}).step.clip(true));
   torch::Tensor clipped = state.parameters[0].second.grad();
   // Row 0: |w| = 5, bound 0.5 on a gradient of norm 50.
   EXPECT_TRUE(torch::allclose(clipped[0], torch::tensor({0.3f, 0.4f}), 1e-5));
@@ -771,6 +767,33 @@ TEST(GradientClippingTest, AdaptiveBoundsEachRow) {
   // A vector is one unit: |w| = 2, bound 0.2 on a gradient of norm 5.
   EXPECT_TRUE(torch::allclose(state.parameters[1].second.grad(),
                               torch::tensor({0.12f, 0.16f}), 1e-5));
+}
+
+TEST(GradientClippingTest, ClipsWhatTheLinksInsideLeaveAndKeepsFiniteness) {
+  // A link inside clipping's (an algorithm after it in the recipe) that
+  // scales the gradients and finds them not finite: clipping sees its
+  // gradients and passes the verdict on.
+  struct Inner : Algorithm, StepStages {
+    std::string name() const override { return "inner"; }
+    StepStages *stepStages() override { return this; }
+    bool clip(TrainingStep &step, bool finite, ClipNext next) override {
+      finite = next(finite);
+      torch::NoGradGuard noGrad;
+      step.state().parameters[0].second.mutable_grad().mul_(10);
+      return false;
+    }
+  } inner;
+  auto clipping =
+      createAlgorithm("gradient_clipping", {{"clipping_type", "value"},
+                                            {"clipping_threshold", 5.0}});
+  State state = makeState();
+  state.parameters = {
+      {"a", withGrad(torch::zeros({2}), torch::tensor({0.2f, -1.0f}))}};
+  EXPECT_FALSE(StepRig(state, {clipping.get(), &inner}).step.clip(true));
+  EXPECT_TRUE(torch::equal(state.parameters[0].second.grad(),
+                           torch::tensor({2.0f, -5.0f})));
+  EXPECT_FALSE(clipping->match(Event::AfterBackward, state))
+      << "a stage, not an event";
 }
 
 TEST(GradientClippingTest, ValidatesOptions) {

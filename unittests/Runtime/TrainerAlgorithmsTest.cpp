@@ -1,7 +1,8 @@
 //===- TrainerAlgorithmsTest.cpp - Algorithms inside the training loop ----===//
 //
-// Composer's ordering rules as the trainer delivers events, and SAM, SWA and
-// selective backprop through a real trainer, against values computed here.
+// Composer's ordering rules as the trainer delivers events, the training
+// step's stages between them, and SAM, SWA and selective backprop through a
+// real trainer, against values computed here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -108,13 +109,15 @@ TEST(SamTrainerTest, AnInfiniteGradientSkipsTheWholeStep) {
 }
 
 TEST(SelectiveBackpropTrainerTest, GradientsComeFromTheKeptSamplesOnly) {
+  // The probe, listed first, sees the kept samples from AFTER_DATALOADER on:
+  // selective backprop chose them before any algorithm saw the batch.
   struct Probe : Algorithm {
     std::string name() const override { return "probe"; }
     bool match(Event event, const State &) const override {
-      return event == Event::BeforeForward || event == Event::AfterBackward;
+      return event == Event::AfterDataloader || event == Event::AfterBackward;
     }
     void apply(Event event, State &state, Logger &) override {
-      if (event == Event::BeforeForward) {
+      if (event == Event::AfterDataloader) {
         kept = state.batch;
         return;
       }
@@ -197,12 +200,9 @@ TEST(SwaTrainerTest, AnnealsTheLearningRateToSwaLr) {
 using EventLog = std::vector<std::pair<std::string, Event>>;
 
 struct Recorder : Algorithm {
-  Recorder(std::string name, EventLog &log, bool first = false,
-           bool interpolates = false)
-      : name_(std::move(name)), log_(log), first_(first),
-        interpolates_(interpolates) {}
+  Recorder(std::string name, EventLog &log, bool interpolates = false)
+      : name_(std::move(name)), log_(log), interpolates_(interpolates) {}
   std::string name() const override { return name_; }
-  bool runsFirst() const override { return first_; }
   bool interpolatesLoss() const override { return interpolates_; }
   bool match(Event event, const State &) const override {
     return event != Event::Init;
@@ -212,16 +212,15 @@ struct Recorder : Algorithm {
   }
   std::string name_;
   EventLog &log_;
-  bool first_, interpolates_;
+  bool interpolates_;
 };
 
-TEST(AlgorithmOrderTest, AfterEventsReversedAndRunsFirstFirst) {
+TEST(AlgorithmOrderTest, AfterEventsReversed) {
   EventLog log;
   TrainerConfig config = twoParameterConfig(0.1, 0.1);
   config.algorithms.push_back(std::make_unique<Recorder>("a", log));
   config.algorithms.push_back(std::make_unique<Recorder>("b", log));
-  config.algorithms.push_back(
-      std::make_unique<Recorder>("first", log, /*first=*/true));
+  config.algorithms.push_back(std::make_unique<Recorder>("c", log));
   Trainer trainer(std::move(config));
   EXPECT_TRUE(trainer.warnings().empty());
   trainer.fit();
@@ -236,11 +235,11 @@ TEST(AlgorithmOrderTest, AfterEventsReversedAndRunsFirstFirst) {
   for (Event event :
        {Event::BatchStart, Event::BeforeForward, Event::BeforeLoss,
         Event::BeforeBackward, Event::BatchEnd, Event::EpochEnd})
-    EXPECT_EQ(orderAt(event), (Names{"first", "a", "b"})) << eventName(event);
+    EXPECT_EQ(orderAt(event), (Names{"a", "b", "c"})) << eventName(event);
   for (Event event :
        {Event::AfterDataloader, Event::AfterForward, Event::AfterLoss,
         Event::AfterBackward, Event::AfterTrainBatch})
-    EXPECT_EQ(orderAt(event), (Names{"first", "b", "a"})) << eventName(event);
+    EXPECT_EQ(orderAt(event), (Names{"c", "b", "a"})) << eventName(event);
   // The whole first batch, as delivered.
   std::vector<std::string> sequence;
   for (const auto &[name, e] : log) {
@@ -249,22 +248,137 @@ TEST(AlgorithmOrderTest, AfterEventsReversedAndRunsFirstFirst) {
     if (e == Event::BeforeLoss || e == Event::AfterLoss)
       sequence.push_back(std::string(eventName(e)) + ":" + name);
   }
-  EXPECT_EQ(sequence,
-            (Names{"BEFORE_LOSS:first", "BEFORE_LOSS:a", "BEFORE_LOSS:b",
-                   "AFTER_LOSS:first", "AFTER_LOSS:b", "AFTER_LOSS:a"}));
+  EXPECT_EQ(sequence, (Names{"BEFORE_LOSS:a", "BEFORE_LOSS:b", "BEFORE_LOSS:c",
+                             "AFTER_LOSS:c", "AFTER_LOSS:b", "AFTER_LOSS:a"}));
+}
+
+//===----------------------------------------------------------------------===//
+// The training step's stages
+//===----------------------------------------------------------------------===//
+
+/// Logs every stage it passes through and every event, in one sequence.
+struct StageTracer : Algorithm, StepStages {
+  explicit StageTracer(std::vector<std::string> &log) : log_(log) {}
+  std::string name() const override { return "tracer"; }
+  StepStages *stepStages() override { return this; }
+  bool match(Event event, const State &) const override {
+    return event >= Event::AfterDataloader && event <= Event::BatchEnd;
+  }
+  void apply(Event event, State &, Logger &) override {
+    log_.push_back(eventName(event));
+  }
+
+  void selectBatch(TrainingStep &, SelectBatchNext next) override {
+    log_.push_back("selectBatch");
+    next();
+  }
+  torch::Tensor forward(TrainingStep &, const torch::Tensor &input,
+                        ForwardNext next) override {
+    log_.push_back("forward");
+    return next(input);
+  }
+  torch::Tensor loss(TrainingStep &, const torch::Tensor &outputs,
+                     const torch::Tensor &target, bool perSample,
+                     LossNext next) override {
+    log_.push_back("loss");
+    return next(outputs, target, perSample);
+  }
+  void backward(TrainingStep &, const torch::Tensor &loss,
+                BackwardNext next) override {
+    log_.push_back("backward");
+    next(loss);
+  }
+  void reduce(TrainingStep &, ReduceNext next) override {
+    log_.push_back("reduce");
+    next();
+  }
+  bool unscale(TrainingStep &, UnscaleNext next) override {
+    log_.push_back("unscale");
+    return next();
+  }
+  bool clip(TrainingStep &, bool finite, ClipNext next) override {
+    log_.push_back("clip");
+    return next(finite);
+  }
+  void optimizerStep(TrainingStep &, bool finite,
+                     OptimizerStepNext next) override {
+    log_.push_back("optimizerStep");
+    next(finite);
+  }
+  void postStep(TrainingStep &, PostStepNext next) override {
+    log_.push_back("postStep");
+    next();
+  }
+
+  std::vector<std::string> &log_;
+};
+
+TEST(TrainingStepTrainerTest, StagesRunBetweenComposersEvents) {
+  std::vector<std::string> log;
+  TrainerConfig config = twoParameterConfig(0.1, 0.1);
+  config.algorithms.push_back(std::make_unique<StageTracer>(log));
+  Trainer trainer(std::move(config));
+  trainer.fit();
+  EXPECT_EQ(log, (std::vector<std::string>{"selectBatch",
+                                           "AFTER_DATALOADER",
+                                           "BATCH_START",
+                                           "BEFORE_TRAIN_BATCH",
+                                           "BEFORE_FORWARD",
+                                           "forward",
+                                           "AFTER_FORWARD",
+                                           "BEFORE_LOSS",
+                                           "loss",
+                                           "AFTER_LOSS",
+                                           "BEFORE_BACKWARD",
+                                           "backward",
+                                           "reduce",
+                                           "unscale",
+                                           "clip",
+                                           "AFTER_BACKWARD",
+                                           "optimizerStep",
+                                           "postStep",
+                                           "AFTER_TRAIN_BATCH",
+                                           "BATCH_END"}));
+}
+
+TEST(TrainingStepTrainerTest, AnAlgorithmReplacesTheOptimizerStep) {
+  // A step-altering algorithm is one class: the trainer links its stages.
+  // This one takes a plain SGD step of its own, at twice the learning rate.
+  struct DoubleStep : Algorithm, StepStages {
+    std::string name() const override { return "double_step"; }
+    StepStages *stepStages() override { return this; }
+    void optimizerStep(TrainingStep &step, bool finite,
+                       OptimizerStepNext) override {
+      torch::NoGradGuard noGrad;
+      State &state = step.state();
+      if (finite)
+        for (auto &[name, p] : state.parameters)
+          p.sub_(p.grad() * (2 * state.optimizer->lr()));
+    }
+  };
+  const std::vector<double> w = {0.3, -0.2};
+  TrainerConfig config = twoParameterConfig(w[0], w[1]);
+  Batch batch = config.trainLoader->makeBatch(0, 0);
+  config.algorithms.push_back(std::make_unique<DoubleStep>());
+  Trainer trainer(std::move(config));
+  trainer.fit();
+  std::vector<double> g = mseGradient(batch.input, batch.target, w);
+  torch::Tensor trained = namedParameters(trainer.state().model)[0].second;
+  EXPECT_NEAR(trained[0].item<double>(), w[0] - 0.2 * g[0], 1e-5);
+  EXPECT_NEAR(trained[1].item<double>(), w[1] - 0.2 * g[1], 1e-5);
 }
 
 TEST(AlgorithmOrderTest, WarnsWhenTwoAlgorithmsInterpolateTheLoss) {
   EventLog log;
   TrainerConfig one = twoParameterConfig(0.1, 0.1);
-  one.algorithms.push_back(std::make_unique<Recorder>("mix", log, false, true));
+  one.algorithms.push_back(std::make_unique<Recorder>("mix", log, true));
   one.algorithms.push_back(std::make_unique<Recorder>("other", log));
   EXPECT_TRUE(Trainer(std::move(one)).warnings().empty());
 
   TrainerConfig two = twoParameterConfig(0.1, 0.1);
-  two.algorithms.push_back(std::make_unique<Recorder>("mix", log, false, true));
+  two.algorithms.push_back(std::make_unique<Recorder>("mix", log, true));
   two.algorithms.push_back(std::make_unique<Recorder>("other", log));
-  two.algorithms.push_back(std::make_unique<Recorder>("cut", log, false, true));
+  two.algorithms.push_back(std::make_unique<Recorder>("cut", log, true));
   Trainer trainer(std::move(two));
   ASSERT_EQ(trainer.warnings().size(), 1u);
   EXPECT_EQ(trainer.warnings()[0],

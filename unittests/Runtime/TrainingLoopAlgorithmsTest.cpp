@@ -1,11 +1,13 @@
 //===- TrainingLoopAlgorithmsTest.cpp - SAM, SWA, selective backprop ------===//
 //
-// Each algorithm against values computed here by hand, with the trainer's
-// hooks (State::recomputeGradients, lossFunction, trainingBatch) stood in
-// for by small functions.
+// Each algorithm against values computed here by hand: SAM and selective
+// backprop on a training step whose trainer stages are stood in for by small
+// functions (StepTestUtils.h), SWA on a loader of known batches; and the
+// step's chains themselves.
 //
 //===----------------------------------------------------------------------===//
 
+#include "StepTestUtils.h"
 #include "composer/Runtime/Algorithms.h"
 
 #include <gtest/gtest.h>
@@ -18,6 +20,7 @@
 #include <tuple>
 
 using namespace composer::runtime;
+using composer::runtime::testutils::StepRig;
 
 namespace {
 
@@ -37,35 +40,50 @@ std::pair<double, double> gradientAt(double w1, double w2) {
   return {2 * w1 + w2, w1 + 4 * w2};
 }
 
+/// A step whose forward is L(w) whatever the input: SAM's second half is
+/// the stand-in forward, loss and backward run again.
 struct TwoParameters {
   State state;
   torch::Tensor w1, w2;
+  std::unique_ptr<Optimizer> optimizer;
   std::vector<std::pair<double, double>> seenBySecondHalf;
-  /// What the stand-in for the second backward leaves (none: the true one).
+  /// What the second backward leaves in w2's gradient (none: the true one).
   std::optional<double> injected;
 
   TwoParameters(double a, double b) {
     w1 = torch::tensor({a}, torch::kFloat).requires_grad_();
     w2 = torch::tensor({b}, torch::kFloat).requires_grad_();
     state.parameters = {{"w1", w1}, {"w2", w2}};
-    state.recomputeGradients = [this] {
+    optimizer = std::make_unique<Optimizer>(OptimizerSpec{},
+                                            std::vector<torch::Tensor>{w1, w2});
+    state.optimizer = optimizer.get();
+    lossOf(w1, w2).backward();
+  }
+
+  static torch::Tensor lossOf(const torch::Tensor &w1,
+                              const torch::Tensor &w2) {
+    return (w1 * w1 + w1 * w2 + 2 * w2 * w2).sum();
+  }
+
+  /// Runs the clip stage of batch `batch`'s step with `algorithm` around
+  /// the stand-ins; returns whether the step is to be taken.
+  bool clip(Algorithm &algorithm, bool finite = true) {
+    StepRig rig(state, {&algorithm});
+    rig.base.forwardWith = [this](State &, const torch::Tensor &) {
       seenBySecondHalf.emplace_back(w1.item<double>(), w2.item<double>());
-      w1.mutable_grad().reset();
-      w2.mutable_grad().reset();
-      torch::Tensor loss = w1 * w1 + w1 * w2 + 2 * w2 * w2;
-      loss.sum().backward();
+      return lossOf(w1, w2);
+    };
+    rig.base.lossWith = [](const torch::Tensor &outputs, const torch::Tensor &,
+                           bool) { return outputs; };
+    rig.base.backwardWith = [this](const torch::Tensor &loss) {
+      loss.backward();
       if (injected) {
         torch::NoGradGuard noGrad;
         w2.grad().fill_(*injected);
       }
-      return true;
     };
-    backward();
-  }
-
-  void backward() {
-    torch::Tensor loss = w1 * w1 + w1 * w2 + 2 * w2 * w2;
-    loss.sum().backward();
+    rig.step.microbatches().push_back({torch::zeros({1}), torch::zeros({1})});
+    return rig.step.clip(finite);
   }
 };
 
@@ -73,9 +91,7 @@ TEST(SamTest, AscendsThenTakesTheGradientThereAndComesBack) {
   const double rho = 0.05, w1 = 1.0, w2 = -0.5;
   auto sam = createAlgorithm("sam", {{"rho", rho}});
   TwoParameters problem(w1, w2);
-  Logger logger;
-  ASSERT_TRUE(fire(*sam, Event::AfterBackward, problem.state, logger));
-  EXPECT_TRUE(problem.state.gradientsFinite);
+  EXPECT_TRUE(problem.clip(*sam));
 
   auto [g1, g2] = gradientAt(w1, w2); // (1.5, -1)
   double norm = std::sqrt(g1 * g1 + g2 * g2);
@@ -90,28 +106,23 @@ TEST(SamTest, AscendsThenTakesTheGradientThereAndComesBack) {
   EXPECT_NEAR(problem.w1.grad().item<double>(), h1, 1e-5);
   EXPECT_NEAR(problem.w2.grad().item<double>(), h2, 1e-5);
 
-  // The descent step SGD then takes from w (lr 0.1), by hand.
-  torch::NoGradGuard noGrad;
-  for (auto &[name, p] : problem.state.parameters)
-    p.sub_(p.grad() * 0.1);
+  // The descent step SGD then takes from w (lr 0.1).
+  problem.optimizer->step();
   EXPECT_NEAR(problem.w1.item<double>(), w1 - 0.1 * h1, 1e-6);
   EXPECT_NEAR(problem.w2.item<double>(), w2 - 0.1 * h2, 1e-6);
 }
 
 TEST(SamTest, EveryIntervalStepsOnly) {
   auto sam = createAlgorithm("sam", {{"interval", int64_t(3)}});
-  TwoParameters problem(1.0, 2.0);
-  for (int64_t batch : {0, 1, 3, 4, 6}) {
+  EXPECT_EQ(sam->stepStages(), dynamic_cast<StepStages *>(sam.get()));
+  for (int64_t batch : {0, 1, 2, 3, 4, 5, 6}) {
+    TwoParameters problem(1.0, 2.0);
     problem.state.timestamp.batch = batch;
-    EXPECT_EQ(sam->match(Event::AfterBackward, problem.state),
-              (batch + 1) % 3 == 0)
+    EXPECT_TRUE(problem.clip(*sam));
+    EXPECT_EQ(problem.seenBySecondHalf.size(), (batch + 1) % 3 == 0 ? 1u : 0u)
         << batch;
+    EXPECT_FALSE(sam->match(Event::AfterBackward, problem.state));
   }
-  problem.state.timestamp.batch = 2;
-  EXPECT_TRUE(sam->match(Event::AfterBackward, problem.state));
-  EXPECT_FALSE(sam->match(Event::AfterForward, problem.state));
-  problem.state.recomputeGradients = nullptr; // outside a trainer
-  EXPECT_FALSE(sam->match(Event::AfterBackward, problem.state));
 }
 
 TEST(SamTest, AnInfiniteFirstGradientSkipsBothHalves) {
@@ -121,17 +132,14 @@ TEST(SamTest, AnInfiniteFirstGradientSkipsBothHalves) {
     torch::NoGradGuard noGrad;
     problem.w1.grad().fill_(std::numeric_limits<float>::infinity());
   }
-  Logger logger;
-  ASSERT_TRUE(fire(*sam, Event::AfterBackward, problem.state, logger));
+  EXPECT_FALSE(problem.clip(*sam)) << "the step is skipped";
   EXPECT_TRUE(problem.seenBySecondHalf.empty()) << "no second half";
-  EXPECT_FALSE(problem.state.gradientsFinite) << "the step is skipped";
   EXPECT_EQ(problem.w1.item<float>(), 1.0f);
   EXPECT_EQ(problem.w2.item<float>(), 2.0f);
 
   // Loss scaling already found an overflow: nothing runs either.
   TwoParameters scaled(1.0, 2.0);
-  scaled.state.gradientsFinite = false;
-  ASSERT_TRUE(fire(*sam, Event::AfterBackward, scaled.state, logger));
+  EXPECT_FALSE(scaled.clip(*sam, /*finite=*/false));
   EXPECT_TRUE(scaled.seenBySecondHalf.empty());
   EXPECT_EQ(scaled.w1.item<float>(), 1.0f);
 }
@@ -140,11 +148,9 @@ TEST(SamTest, AnInfiniteSecondGradientRestoresTheWeightsAndSkips) {
   auto sam = createAlgorithm("sam", {{"rho", 0.5}});
   TwoParameters problem(1.0, 2.0);
   problem.injected = std::numeric_limits<float>::infinity();
-  Logger logger;
-  ASSERT_TRUE(fire(*sam, Event::AfterBackward, problem.state, logger));
+  EXPECT_FALSE(problem.clip(*sam));
   ASSERT_EQ(problem.seenBySecondHalf.size(), 1u);
   EXPECT_NE(problem.seenBySecondHalf[0].first, 1.0) << "it did ascend";
-  EXPECT_FALSE(problem.state.gradientsFinite);
   EXPECT_EQ(problem.w1.item<float>(), 1.0f);
   EXPECT_EQ(problem.w2.item<float>(), 2.0f);
   EXPECT_TRUE(std::isfinite(problem.w1.item<float>()));
@@ -186,23 +192,32 @@ State selectiveState(int64_t batchInEpoch, double fraction, int64_t size) {
                           .expand({size, 1, 4, 4})
                           .contiguous();
   state.batch.target = torch::arange(size, torch::kLong) * 10;
-  state.lossFunction = [](const torch::Tensor &outputs,
-                          const torch::Tensor &target, bool perSample) {
-    torch::Tensor loss = outputs.flatten(1).pow(2).mean(1);
-    return perSample ? loss : loss.mean();
-  };
   return state;
 }
 
+/// Runs the selectBatch stage with `algorithm` around stand-ins whose loss
+/// ignores the targets: sample i's loss is its output squared. Returns
+/// whether it changed the batch's size.
+bool select(Algorithm &algorithm, State &state) {
+  int64_t before = state.batch.size();
+  StepRig rig(state, {&algorithm});
+  rig.base.lossWith = [](const torch::Tensor &outputs, const torch::Tensor &,
+                         bool perSample) {
+    torch::Tensor loss = outputs.flatten(1).pow(2).mean(1);
+    return perSample ? loss : loss.mean();
+  };
+  rig.step.selectBatch();
+  return state.batch.size() != before;
+}
+
 TEST(SelectiveBackpropTest, KeepsKeepTimesTheBatchAsWholeSamples) {
-  Logger logger;
   for (auto [keep, size, expected] :
        {std::tuple{0.5, 8, 4}, {0.3, 8, 2}, {0.25, 3, 1}, {1.0, 5, 5}}) {
     auto algorithm = createAlgorithm(
         "selective_backprop",
         {{"start", 0.0}, {"end", 1.0}, {"keep", keep}, {"interrupt", 0}});
     State state = selectiveState(0, 0.5, size);
-    ASSERT_TRUE(fire(*algorithm, Event::AfterDataloader, state, logger));
+    select(*algorithm, state);
     ASSERT_EQ(state.batch.size(), expected) << keep << " of " << size;
     ASSERT_EQ(state.batch.target.size(0), expected);
     std::set<int64_t> seen;
@@ -225,14 +240,13 @@ TEST(SelectiveBackpropTest, FavoursHighLossSamplesAsQToTheOneOverKeepMinusOne) {
   auto algorithm = createAlgorithm(
       "selective_backprop",
       {{"start", 0.0}, {"end", 1.0}, {"keep", 0.5}, {"interrupt", 0}});
-  Logger logger;
   std::vector<int> kept(4, 0);
   const int trials = 4000;
   for (int t = 0; t < trials; ++t) {
     State state = selectiveState(0, 0.5, 4);
     state.time.maxDuration = {100, TimeUnit::Epoch};
     state.timestamp.batch = t;
-    ASSERT_TRUE(fire(*algorithm, Event::AfterDataloader, state, logger));
+    ASSERT_TRUE(select(*algorithm, state));
     for (int64_t i = 0; i < 2; ++i)
       ++kept[int(state.batch.input[i][0][0][0].item<double>()) - 1];
   }
@@ -257,10 +271,18 @@ TEST(SelectiveBackpropTest, ActiveBetweenStartAndEndExceptEveryInterrupt) {
                                                 {4, 0.89, true},
                                                 {4, 0.9, false}}) {
     State state = selectiveState(batchInEpoch, fraction, 4);
-    EXPECT_EQ(algorithm->match(Event::AfterDataloader, state), active)
+    EXPECT_EQ(select(*algorithm, state), active)
         << batchInEpoch << " at " << fraction;
+    EXPECT_FALSE(algorithm->match(Event::AfterDataloader, state))
+        << "a stage, not an event";
   }
-  EXPECT_TRUE(algorithm->runsFirst());
+  // A batch of one has nothing to choose from.
+  auto always = createAlgorithm(
+      "selective_backprop", {{"start", 0.0}, {"end", 1.0}, {"interrupt", 0}});
+  State single = selectiveState(0, 0.5, 1);
+  torch::Tensor input = single.batch.input;
+  select(*always, single);
+  EXPECT_TRUE(single.batch.input.is_same(input));
 }
 
 TEST(SelectiveBackpropTest, ScoresDownscaledInputs) {
@@ -276,8 +298,7 @@ TEST(SelectiveBackpropTest, ScoresDownscaledInputs) {
         return torch.mean(torch.flatten(x, 1), 1, True)
   )");
   state.model = model;
-  Logger logger;
-  ASSERT_TRUE(fire(*algorithm, Event::AfterDataloader, state, logger));
+  ASSERT_TRUE(select(*algorithm, state));
   EXPECT_EQ(state.batch.input.sizes(), (std::vector<int64_t>{3, 1, 4, 4}));
 }
 
@@ -318,9 +339,12 @@ torch::jit::Module batchNormModel() {
   return model;
 }
 
+/// SWA recomputes BatchNorm statistics over the batches of the training
+/// loader: here 3 of 5 known samples, in order.
 struct SwaRun {
   State state;
   std::vector<torch::Tensor> batches;
+  std::unique_ptr<DataLoader> loader;
 
   SwaRun() {
     state.model = batchNormModel();
@@ -330,9 +354,14 @@ struct SwaRun {
     torch::manual_seed(4);
     for (int i = 0; i < 3; ++i)
       batches.push_back(torch::randn({5, 2}) * (i + 1) + i);
-    state.trainingBatch = [this](int64_t, int64_t index) {
-      return Batch{batches.at(index), torch::zeros({5}, torch::kLong)};
-    };
+    auto dataset = std::make_shared<Dataset>();
+    dataset->inputs = torch::cat(batches);
+    dataset->targets = torch::zeros({15}, torch::kLong);
+    DataLoaderOptions options;
+    options.batchSize = 5;
+    options.shuffle = false;
+    loader = std::make_unique<DataLoader>(dataset, options);
+    state.trainLoader = loader.get();
   }
 
   /// The weights at batch b: b and -2b.
@@ -447,6 +476,154 @@ TEST(SwaTest, RejectsBadOptions) {
   bad({{"update_interval", Time{0.1, TimeUnit::Duration}}});
   bad({{"anneal_strategy", std::string("step")}});
   bad({{"anneal_steps", int64_t(0)}});
+}
+
+//===----------------------------------------------------------------------===//
+// The training step's chains
+//===----------------------------------------------------------------------===//
+
+/// Logs entering and leaving the stages it wraps; passes the others through.
+struct Tracer : Algorithm, StepStages {
+  Tracer(std::string name, std::vector<std::string> &log)
+      : name_(std::move(name)), log_(log) {}
+  std::string name() const override { return name_; }
+  StepStages *stepStages() override { return this; }
+
+  torch::Tensor forward(TrainingStep &, const torch::Tensor &input,
+                        ForwardNext next) override {
+    log_.push_back(name_ + ":forward");
+    torch::Tensor outputs = next(input);
+    log_.push_back(name_ + ":/forward");
+    return outputs;
+  }
+  bool clip(TrainingStep &, bool finite, ClipNext next) override {
+    log_.push_back(name_ + ":clip");
+    finite = next(finite);
+    log_.push_back(name_ + ":/clip");
+    return finite;
+  }
+
+  std::string name_;
+  std::vector<std::string> &log_;
+};
+
+TEST(TrainingStepTest, LinksNestInTheOrderAddedTheFirstOutermost) {
+  std::vector<std::string> log;
+  Tracer a("a", log), b("b", log);
+  State state;
+  StepRig rig(state, {&a, &b});
+  rig.base.forwardWith = [&](State &, const torch::Tensor &input) {
+    log.push_back("base:forward");
+    return input * 2;
+  };
+  EXPECT_TRUE(
+      torch::equal(rig.step.forward(torch::ones({2})), torch::full({2}, 2.0f)));
+  EXPECT_EQ(log,
+            (std::vector<std::string>{"a:forward", "b:forward", "base:forward",
+                                      "b:/forward", "a:/forward"}));
+  // Stages a link leaves alone pass through to the base.
+  log.clear();
+  rig.base.unscaleWith = [] { return false; };
+  EXPECT_FALSE(rig.step.unscale());
+  EXPECT_TRUE(log.empty());
+  // Work after `next` runs innermost first: in reverse recipe order, as on
+  // AFTER_* events.
+  EXPECT_TRUE(rig.step.clip(true));
+  EXPECT_EQ(log, (std::vector<std::string>{"a:clip", "b:clip", "b:/clip",
+                                           "a:/clip"}));
+}
+
+TEST(TrainingStepTest, ALinkReplacesItsStageOrRunsTheRestAgain) {
+  struct Skip : Algorithm, StepStages {
+    std::string name() const override { return "skip"; }
+    StepStages *stepStages() override { return this; }
+    void optimizerStep(TrainingStep &, bool, OptimizerStepNext) override {
+      ++skipped;
+    }
+    int skipped = 0;
+  } skip;
+  struct Twice : Algorithm, StepStages {
+    std::string name() const override { return "twice"; }
+    StepStages *stepStages() override { return this; }
+    torch::Tensor loss(TrainingStep &, const torch::Tensor &outputs,
+                       const torch::Tensor &target, bool perSample,
+                       LossNext next) override {
+      return next(outputs, target, perSample) +
+             next(outputs, target, perSample);
+    }
+  } twice;
+  State state;
+  torch::Tensor w = torch::ones({1}, torch::requires_grad());
+  w.mutable_grad() = torch::ones({1});
+  Optimizer optimizer(OptimizerSpec{}, {w});
+  state.optimizer = &optimizer;
+  StepRig rig(state, {&skip, &twice});
+  int losses = 0;
+  rig.base.lossWith = [&](const torch::Tensor &outputs, const torch::Tensor &,
+                          bool) {
+    ++losses;
+    return outputs.sum();
+  };
+  rig.step.optimizerStep(true);
+  EXPECT_EQ(skip.skipped, 1);
+  EXPECT_EQ(w.item<float>(), 1.0f) << "the optimizer never stepped";
+  EXPECT_EQ(
+      rig.step.loss(torch::full({2}, 3.0f), torch::Tensor()).item<float>(),
+      12.0f);
+  EXPECT_EQ(losses, 2);
+}
+
+TEST(TrainingStepTest,
+     RecomputedGradientsReplayTheMicrobatchesThroughEveryLink) {
+  // L = sum(w * x) over two microbatches: the recomputed gradient is the
+  // sum of their inputs, not added to the stale one, and the forward links
+  // see every replayed microbatch.
+  std::vector<std::string> log;
+  Tracer tracer("t", log);
+  State state;
+  torch::Tensor w = torch::zeros({2}, torch::requires_grad());
+  w.mutable_grad() = torch::full({2}, 100.0f);
+  state.parameters = {{"w", w}};
+  Optimizer optimizer(OptimizerSpec{}, {w});
+  state.optimizer = &optimizer;
+  StepRig rig(state, {&tracer});
+  rig.base.forwardWith = [&](State &, const torch::Tensor &input) {
+    return (w * input).sum();
+  };
+  rig.base.lossWith = [](const torch::Tensor &outputs, const torch::Tensor &,
+                         bool) { return outputs; };
+  rig.step.microbatches() = {{torch::tensor({1.0f, 2.0f}), {}},
+                             {torch::tensor({3.0f, -1.0f}), {}}};
+  EXPECT_TRUE(rig.step.recomputeGradients());
+  EXPECT_TRUE(torch::equal(w.grad(), torch::tensor({4.0f, 1.0f})));
+  EXPECT_EQ(log, (std::vector<std::string>{"t:forward", "t:/forward",
+                                           "t:forward", "t:/forward"}))
+      << "no clip: recomputing is not a second step";
+  rig.base.unscaleWith = [] { return false; };
+  EXPECT_FALSE(rig.step.recomputeGradients());
+}
+
+TEST(TrainingStepTest, TheTrainersStagesComputeTheRecipesLoss) {
+  torch::Tensor outputs = torch::tensor({{2.0f, 0.0f}, {0.0f, 1.0f}});
+  torch::Tensor classes = torch::tensor({0, 0}, torch::kLong);
+  torch::Tensor perSample = computeLoss("cross_entropy", outputs, classes,
+                                        /*perSample=*/true);
+  EXPECT_TRUE(torch::allclose(perSample, -outputs.log_softmax(1).select(1, 0),
+                              1e-6, 1e-6));
+  EXPECT_NEAR(computeLoss("cross_entropy", outputs, classes).item<double>(),
+              perSample.mean().item<double>(), 1e-6);
+  torch::Tensor target = torch::tensor({{1.0f, 0.0f}, {0.0f, 0.0f}});
+  EXPECT_TRUE(torch::allclose(computeLoss("mse", outputs, target, true),
+                              torch::tensor({0.5f, 0.5f})));
+  GradScaler scaler(false);
+  StandardStages standard(scaler);
+  State state;
+  state.lossName = "mse";
+  TrainingStep step(state, standard);
+  EXPECT_NEAR(step.loss(outputs, target).item<double>(), 0.5, 1e-6);
+  EXPECT_TRUE(step.unscale()) << "no loss scaling: always finite";
+  EXPECT_TRUE(step.clip(true));
+  EXPECT_FALSE(step.clip(false));
 }
 
 } // namespace

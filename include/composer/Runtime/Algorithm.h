@@ -5,6 +5,7 @@
 #include "composer/Runtime/Event.h"
 #include "composer/Runtime/Logger.h"
 #include "composer/Runtime/State.h"
+#include "composer/Runtime/TrainingStep.h"
 
 #include <torch/torch.h>
 
@@ -12,22 +13,24 @@
 
 namespace composer::runtime {
 
-/// A training-loop method (METHODS.md, "runtime"): the engine calls `apply`
-/// on every event for which `match` holds, in recipe order, with Composer's
-/// two exceptions: AFTER_* events go to algorithms in reverse order (so an
-/// algorithm undoes its change inside those made after it), and `runsFirst`
-/// algorithms come first on every event.
+/// A training-loop method (METHODS.md, "runtime"). It acts in one or both
+/// of two ways:
+///  - on events: the engine calls `apply` on every event for which `match`
+///    holds, in recipe order, AFTER_* events in reverse order (Composer's
+///    rule: an algorithm undoes its change inside those made after it);
+///  - on the training step: `stepStages` returns the stages it wraps or
+///    replaces (TrainingStep.h), linked in recipe order, the first
+///    outermost.
 class Algorithm {
 public:
   virtual ~Algorithm();
   /// Composer's name: "label_smoothing", "mixup", ...
   virtual std::string name() const = 0;
-  virtual bool match(Event event, const State &state) const = 0;
-  virtual void apply(Event event, State &state, Logger &logger) = 0;
-  /// Runs before every other algorithm on each event (Composer's rule for
-  /// selective backprop: its scoring forward must see the batch before any
-  /// augmentation does).
-  virtual bool runsFirst() const { return false; }
+  virtual bool match(Event event, const State &state) const { return false; }
+  virtual void apply(Event event, State &state, Logger &logger) {}
+  /// The training step's stages this algorithm wraps, or null. They must
+  /// live as long as the algorithm.
+  virtual StepStages *stepStages() { return nullptr; }
   /// Whether it interpolates the loss (Composer's `interpolate_loss`); two
   /// such algorithms in one run draw a warning.
   virtual bool interpolatesLoss() const { return false; }

@@ -10,7 +10,6 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
-#include <functional>
 #include <map>
 #include <string>
 
@@ -29,7 +28,7 @@ struct State {
 
   /// The training data's loader (null outside a Trainer): per-sample
   /// augmentations add their transforms to it at FIT_START, so they run in
-  /// its workers.
+  /// its workers; SWA rebuilds an epoch's batches from it (makeBatch).
   DataLoader *trainLoader = nullptr;
 
   /// The batch being trained on, as algorithms leave it.
@@ -52,25 +51,14 @@ struct State {
   /// before EVAL_END.
   std::map<std::string, double> evalMetrics;
 
-  /// Hooks the trainer sets for algorithms that run parts of the training
-  /// step themselves (SAM, selective backprop, SWA); empty outside a trainer.
-  ///
-  /// The recipe's loss of `outputs` against `target`: the batch mean, or one
-  /// value per sample when `perSample`.
-  std::function<torch::Tensor(const torch::Tensor &outputs,
-                              const torch::Tensor &target, bool perSample)>
-      lossFunction;
-  /// After a training batch's backward: forward, loss and backward again, on
-  /// the inputs the model saw and the targets the loss saw, at the current
-  /// weights and without firing events. The new gradients replace the old
-  /// ones (averaged across ranks, unscaled). Returns whether they are finite.
-  std::function<bool()> recomputeGradients;
-  /// Batch `index` of `epoch` of this rank's training data, as the loader
-  /// builds it (no algorithm applied).
-  std::function<Batch(int64_t epoch, int64_t index)> trainingBatch;
-  /// Whether this batch's gradients are finite (loss scaling found no
-  /// overflow); an algorithm may clear it at AFTER_BACKWARD to skip the
-  /// optimizer step.
+  /// The recipe's loss by name ("cross_entropy", "mse"): what the training
+  /// step's loss stage and evaluation compute (computeLoss, TrainingStep.h),
+  /// and what an algorithm that needs the loss of other targets uses.
+  std::string lossName = "cross_entropy";
+  /// Whether this step's gradients are finite as the training step's clip
+  /// stage leaves them (loss scaling found no overflow, SAM's second
+  /// gradient neither); an algorithm may clear it at AFTER_BACKWARD to skip
+  /// the optimizer step.
   bool gradientsFinite = true;
   /// The data-parallel group; null in one process.
   Communicator *communicator = nullptr;

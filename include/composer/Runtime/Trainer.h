@@ -10,6 +10,7 @@
 #include "composer/Runtime/Optim.h"
 #include "composer/Runtime/Precision.h"
 #include "composer/Runtime/State.h"
+#include "composer/Runtime/TrainingStep.h"
 
 #include <torch/script.h>
 
@@ -20,12 +21,6 @@
 #include <vector>
 
 namespace composer::runtime {
-
-/// A run stopped for a reason the user must see (NaN loss, bad model output).
-class TrainingError : public std::runtime_error {
-public:
-  using std::runtime_error::runtime_error;
-};
 
 struct TrainerConfig {
   torch::jit::Module model;
@@ -111,12 +106,9 @@ private:
   void fire(Event event);
   Batch onDevice(Batch batch) const;
   void trainBatch(Batch batch);
-  torch::Tensor computeLoss(const torch::Tensor &outputs,
-                            const torch::Tensor &target,
-                            bool perSample = false) const;
-  /// Backward of `loss` (scaled, all-reduced, unscaled); returns whether the
-  /// gradients are finite.
-  bool backward(const torch::Tensor &loss);
+  /// The group's mean of this batch's loss; throws TrainingError when it is
+  /// not finite.
+  double groupLoss();
   void saveCheckpoint();
   void maybeCheckpoint(Event event, const Time &interval);
   void maybeEvaluate(const Time &interval, bool epochBoundary);
@@ -127,20 +119,18 @@ private:
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<GradScaler> gradScaler_;
+  std::unique_ptr<StandardStages> standardStages_;
+  /// Links the algorithms' stages around standardStages_.
+  std::unique_ptr<TrainingStep> step_;
   std::unique_ptr<CheckpointFolder> checkpoints_;
   CheckpointExtras extras_;
   std::optional<std::string> resumed_, lastCheckpoint_;
   int64_t lastCheckpointBatch_ = -1;
   EvalResult lastEval_;
-  /// What the model and the loss saw this batch, for recomputeGradients.
-  torch::Tensor stepInput_, stepTarget_;
   /// Samples the loader gave this batch (algorithms may drop some).
   int64_t loadedSamples_ = 0;
   std::vector<std::string> warnings_;
 };
-
-/// The model's output as one tensor: the first element of a tuple or list.
-torch::Tensor outputTensor(const c10::IValue &output);
 
 } // namespace composer::runtime
 

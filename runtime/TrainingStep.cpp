@@ -1,0 +1,196 @@
+//===- TrainingStep.cpp - The training step's stages ----------------------===//
+
+#include "composer/Runtime/TrainingStep.h"
+#include "composer/Runtime/Distributed.h"
+
+#include <stdexcept>
+
+namespace composer::runtime {
+
+torch::Tensor outputTensor(const c10::IValue &output) {
+  if (output.isTensor())
+    return output.toTensor();
+  if (output.isTuple() && !output.toTupleRef().elements().empty())
+    return outputTensor(output.toTupleRef().elements()[0]);
+  if (output.isList() && !output.toListRef().empty())
+    return outputTensor(output.toListRef()[0]);
+  throw TrainingError("the model's forward returned " + output.tagKind() +
+                      ", expected a tensor (or a tuple or list starting "
+                      "with one)");
+}
+
+torch::Tensor computeLoss(const std::string &name, const torch::Tensor &outputs,
+                          const torch::Tensor &target, bool perSample) {
+  int64_t samples = outputs.size(0);
+  if (name == "mse") {
+    if (!perSample)
+      return torch::mse_loss(outputs, target.to(outputs.scalar_type()));
+    return torch::mse_loss(outputs, target.to(outputs.scalar_type()),
+                           at::Reduction::None)
+        .reshape({samples, -1})
+        .mean(1);
+  }
+  // Language models: [B, T, V] logits against [B, T] tokens.
+  bool soft = torch::isFloatingType(target.scalar_type());
+  if (outputs.dim() == 3) {
+    int64_t classes = outputs.size(-1);
+    torch::Tensor flatTarget =
+        soft ? target.reshape({-1, classes}) : target.reshape({-1});
+    if (!perSample)
+      return torch::cross_entropy_loss(outputs.reshape({-1, classes}),
+                                       flatTarget);
+    return torch::cross_entropy_loss(outputs.reshape({-1, classes}), flatTarget,
+                                     {}, at::Reduction::None)
+        .view({samples, -1})
+        .mean(1);
+  }
+  if (!perSample)
+    return torch::cross_entropy_loss(outputs, target);
+  return torch::cross_entropy_loss(outputs, target, {}, at::Reduction::None);
+}
+
+StepStages::~StepStages() = default;
+
+//===----------------------------------------------------------------------===//
+// The trainer's own stages
+//===----------------------------------------------------------------------===//
+
+void StandardStages::selectBatch(TrainingStep &, SelectBatchNext) {}
+
+torch::Tensor StandardStages::forward(TrainingStep &step,
+                                      const torch::Tensor &input, ForwardNext) {
+  return outputTensor(step.state().model.forward({input}));
+}
+
+torch::Tensor StandardStages::loss(TrainingStep &step,
+                                   const torch::Tensor &outputs,
+                                   const torch::Tensor &target, bool perSample,
+                                   LossNext) {
+  return computeLoss(step.state().lossName, outputs, target, perSample);
+}
+
+// A failed collective surfaces in whichever of backward (the all-reduces
+// autograd hooks start) and reduce (waiting for them) notices it; either
+// turns it into a DistributedError naming the lost rank.
+void StandardStages::backward(TrainingStep &step, const torch::Tensor &loss,
+                              BackwardNext) {
+  Communicator *communicator = step.state().communicator;
+  if (!communicator) {
+    scaler_.scale(loss).backward();
+    return;
+  }
+  communicator->prepareForBackward(loss);
+  try {
+    scaler_.scale(loss).backward();
+  } catch (const DistributedError &) {
+    throw;
+  } catch (const std::exception &e) {
+    communicator->fail(e.what());
+  }
+}
+
+void StandardStages::reduce(TrainingStep &step, ReduceNext) {
+  Communicator *communicator = step.state().communicator;
+  if (!communicator)
+    return;
+  try {
+    communicator->finishBackward();
+  } catch (const DistributedError &) {
+    throw;
+  } catch (const std::exception &e) {
+    communicator->fail(e.what());
+  }
+}
+
+bool StandardStages::unscale(TrainingStep &step, UnscaleNext) {
+  if (!scaler_.enabled())
+    return true;
+  std::vector<torch::Tensor> parameters;
+  for (const auto &[name, parameter] : step.state().parameters)
+    parameters.push_back(parameter);
+  return scaler_.unscale(parameters);
+}
+
+bool StandardStages::clip(TrainingStep &, bool finite, ClipNext) {
+  return finite;
+}
+
+void StandardStages::optimizerStep(TrainingStep &step, bool finite,
+                                   OptimizerStepNext) {
+  if (finite)
+    step.state().optimizer->step();
+  scaler_.update(finite);
+}
+
+void StandardStages::postStep(TrainingStep &, PostStepNext) {}
+
+//===----------------------------------------------------------------------===//
+// The chains
+//===----------------------------------------------------------------------===//
+
+TrainingStep::TrainingStep(State &state, StepStages &base)
+    : state_(state), links_{&base} {}
+
+void TrainingStep::addStages(StepStages &stages) {
+  links_.insert(links_.end() - 1, &stages);
+}
+
+StepStages &TrainingStep::link(size_t index) {
+  // Only a base that leaves a stage to StepStages' pass-through (a test's
+  // stand-in) gets here.
+  if (index >= links_.size())
+    throw std::logic_error("a training step stage has no link after the "
+                           "base's; the base must implement it");
+  return *links_[index];
+}
+
+void TrainingStep::selectBatch() {
+  SelectBatchNext(*this, &StepStages::selectBatch, 0)();
+}
+
+torch::Tensor TrainingStep::forward(const torch::Tensor &input) {
+  return ForwardNext(*this, &StepStages::forward, 0)(input);
+}
+
+torch::Tensor TrainingStep::loss(const torch::Tensor &outputs,
+                                 const torch::Tensor &target, bool perSample) {
+  return LossNext(*this, &StepStages::loss, 0)(outputs, target, perSample);
+}
+
+void TrainingStep::backward(const torch::Tensor &loss) {
+  BackwardNext(*this, &StepStages::backward, 0)(loss);
+}
+
+void TrainingStep::reduce() { ReduceNext(*this, &StepStages::reduce, 0)(); }
+
+bool TrainingStep::unscale() {
+  return UnscaleNext(*this, &StepStages::unscale, 0)();
+}
+
+bool TrainingStep::clip(bool finite) {
+  return ClipNext(*this, &StepStages::clip, 0)(finite);
+}
+
+void TrainingStep::optimizerStep(bool finite) {
+  OptimizerStepNext(*this, &StepStages::optimizerStep, 0)(finite);
+}
+
+void TrainingStep::postStep() {
+  PostStepNext(*this, &StepStages::postStep, 0)();
+}
+
+bool TrainingStep::recomputeGradients() {
+  state_.optimizer->zeroGrad();
+  for (const Microbatch &microbatch : microbatches_) {
+    torch::Tensor loss;
+    {
+      AutocastGuard autocast(state_.precision, state_.device);
+      loss = this->loss(forward(microbatch.input), microbatch.target);
+    }
+    backward(loss);
+  }
+  reduce();
+  return unscale();
+}
+
+} // namespace composer::runtime
