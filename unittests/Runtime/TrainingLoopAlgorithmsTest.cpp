@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -624,6 +625,35 @@ TEST(TrainingStepTest, TheTrainersStagesComputeTheRecipesLoss) {
   EXPECT_TRUE(step.unscale()) << "no loss scaling: always finite";
   EXPECT_TRUE(step.clip(true));
   EXPECT_FALSE(step.clip(false));
+}
+
+TEST(TrainingStepTest, TheTrainersStagesScaleTheLossAndSkipAnOverflow) {
+  // fp16's loss scaling, which needs a GPU end to end, stage by stage.
+  GradScaler scaler(/*enabled=*/true, /*initScale=*/1024);
+  StandardStages standard(scaler);
+  State state;
+  torch::Tensor w = torch::tensor({1.0f, -2.0f}, torch::requires_grad());
+  state.parameters = {{"w", w}};
+  Optimizer optimizer(OptimizerSpec{}, std::vector<torch::Tensor>{w});
+  state.optimizer = &optimizer;
+  TrainingStep step(state, standard);
+  step.backward((w * w).sum());
+  EXPECT_TRUE(torch::equal(w.grad(), torch::tensor({2048.0f, -4096.0f})));
+  step.reduce(); // one process: nothing to average
+  EXPECT_TRUE(step.unscale());
+  EXPECT_TRUE(torch::equal(w.grad(), torch::tensor({2.0f, -4.0f})));
+  step.optimizerStep(true);
+  EXPECT_TRUE(torch::allclose(w, torch::tensor({0.8f, -1.6f})));
+  EXPECT_EQ(scaler.currentScale(), 1024.0);
+
+  // An overflow: no update, and the scale backs off.
+  optimizer.zeroGrad();
+  step.backward((w * std::numeric_limits<float>::infinity()).sum());
+  EXPECT_FALSE(step.unscale());
+  torch::Tensor before = w.detach().clone();
+  step.optimizerStep(false);
+  EXPECT_TRUE(torch::equal(w.detach(), before));
+  EXPECT_EQ(scaler.currentScale(), 512.0);
 }
 
 } // namespace
