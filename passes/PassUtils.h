@@ -115,6 +115,10 @@ public:
                                       builder.getArrayAttr(elements));
   }
   /// A generic TorchScript node of one result.
+  mlir::Value node(AtenKind kind, mlir::ValueRange operands,
+                   mlir::Type resultType) {
+    return node(getAtenKindName(kind), operands, resultType);
+  }
   mlir::Value node(llvm::StringRef kind, mlir::ValueRange operands,
                    mlir::Type resultType) {
     return builder

@@ -6,6 +6,18 @@ using namespace mlir;
 
 namespace composer {
 
+GenericOp getGeneric(Value value, AtenKind kind) {
+  auto op = value.getDefiningOp<GenericOp>();
+  return op && op.isKind(kind) ? op : GenericOp();
+}
+
+bool isGenericOf(Operation *op, std::initializer_list<AtenKind> kinds) {
+  auto generic = dyn_cast_or_null<GenericOp>(op);
+  return generic && llvm::any_of(kinds, [&](AtenKind kind) {
+           return generic.isKind(kind);
+         });
+}
+
 GenericOp getGeneric(Value value, StringRef kind) {
   auto op = value.getDefiningOp<GenericOp>();
   return op && op.getKind() == kind ? op : GenericOp();
@@ -28,7 +40,8 @@ std::optional<int64_t> getConstantInt(Value value) {
       return elements.getSplatValue<APInt>().getSExtValue();
     return std::nullopt;
   }
-  if (isGenericOf(def, {"aten::Int", "prim::NumToTensor"}))
+  if (isGenericOf(def, {AtenKind::Int}) ||
+      isGenericOf(def, {"prim::NumToTensor"}))
     return getConstantInt(def->getOperand(0));
   return std::nullopt;
 }
@@ -42,7 +55,7 @@ bool isZeroDimConstant(Value value) {
 
 bool isSizeOf(Value value, Value tensor, int64_t dim,
               std::optional<int64_t> rank) {
-  GenericOp size = getGeneric(value, "aten::size");
+  GenericOp size = getGeneric(value, AtenKind::size);
   if (!size || size->getNumOperands() != 2 || size->getOperand(0) != tensor)
     return false;
   std::optional<int64_t> index = getConstantInt(size->getOperand(1));

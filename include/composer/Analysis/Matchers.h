@@ -16,9 +16,11 @@
 namespace composer {
 
 /// The generic node of kind `kind` that defines `value`, or null.
+GenericOp getGeneric(mlir::Value value, AtenKind kind);
 GenericOp getGeneric(mlir::Value value, llvm::StringRef kind);
 
 /// Whether `op` is a generic node of one of `kinds`.
+bool isGenericOf(mlir::Operation *op, std::initializer_list<AtenKind> kinds);
 bool isGenericOf(mlir::Operation *op,
                  std::initializer_list<llvm::StringRef> kinds);
 

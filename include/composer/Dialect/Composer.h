@@ -18,6 +18,7 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "composer/Dialect/AtenKinds.h"
 #include "composer/Dialect/FlopCost.h"
 #include "composer/Support/TorchUpstream.h"
 

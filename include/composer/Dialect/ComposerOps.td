@@ -126,8 +126,8 @@ def Composer_GenericOp : Composer_Op<"op", [Composer_OwnFlopCost,
   let description = [{
     `kind` is the node kind (`aten::size`, `prim::ListConstruct`, ...), and
     `attrs` its node attributes. Conservatively has side effects. Its type
-    rule knows the kinds whose result has operand 0's shape and dtype
-    (activations, dropout, clamps, unary math), in place or not.
+    rule gives the kinds AtenKinds.td calls ShapePreserving operand 0's
+    shape and dtype.
     `%n = composer.op "aten::size"(%x, %c0) : (!composer.tensor, !composer.int) -> !composer.int`
   }];
   let arguments = (ins StrAttr:$kind, Variadic<AnyType>:$operands,
@@ -137,6 +137,16 @@ def Composer_GenericOp : Composer_Op<"op", [Composer_OwnFlopCost,
     $kind `(` $operands `)` attr-dict `:` functional-type($operands, $results)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Whether the node is of `kind` (any overload).
+    bool isKind(::composer::AtenKind kind) {
+      return getKind().split('.').first == ::composer::getAtenKindName(kind);
+    }
+    /// The table's entry for the node's kind, or null.
+    const ::composer::AtenKindInfo *getKindInfo() {
+      return ::composer::lookupAtenKind(getKind());
+    }
+  }];
 }
 
 //===----------------------------------------------------------------------===//

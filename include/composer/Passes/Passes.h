@@ -13,11 +13,6 @@ class RewritePatternSet;
 
 namespace composer {
 
-/// The device whose autocast lists and low-precision kernels a
-/// mixed-precision model must run with. `Any` takes the low dtype only where
-/// every device does, so the output runs wherever it is loaded.
-enum class AutocastDevice { Any, Cpu, Cuda };
-
 #define GEN_PASS_DECL
 #include "composer/Passes/Passes.h.inc"
 
