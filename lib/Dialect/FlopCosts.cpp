@@ -10,8 +10,6 @@
 
 #include "composer/Dialect/Composer.h"
 
-#include "llvm/ADT/StringSet.h"
-
 using namespace mlir;
 using namespace composer;
 
@@ -244,71 +242,13 @@ FlopCost GyroDropoutOp::getFlopCost() {
 // The generic op: by its schema name.
 //===----------------------------------------------------------------------===//
 
-/// Generic ops that move or make data without arithmetic.
-static bool isDataMovement(StringRef kind) {
-  static const llvm::StringSet<> kinds = {
-      "aten::size",
-      "aten::view",
-      "aten::reshape",
-      "aten::flatten",
-      "aten::permute",
-      "aten::transpose",
-      "aten::t",
-      "aten::expand",
-      "aten::expand_as",
-      "aten::contiguous",
-      "aten::slice",
-      "aten::select",
-      "aten::unsqueeze",
-      "aten::squeeze",
-      "aten::to",
-      "aten::detach",
-      "aten::clone",
-      "aten::cat",
-      "aten::stack",
-      "aten::chunk",
-      "aten::split",
-      "aten::narrow",
-      "aten::repeat",
-      "aten::zeros",
-      "aten::ones",
-      "aten::zeros_like",
-      "aten::ones_like",
-      "aten::full",
-      "aten::arange",
-      "aten::empty",
-      "aten::new_zeros",
-      "aten::new_ones",
-      "aten::type_as",
-      "aten::tensor",
-      "aten::embedding",
-      "aten::index_select",
-      "aten::gather",
-      "aten::index",
-      "aten::unbind",
-      "aten::view_as",
-      "aten::reshape_as",
-      "aten::flip",
-      "aten::roll",
-      "aten::pad",
-      "aten::constant_pad_nd",
-      "aten::tril",
-      "aten::triu",
-      "aten::rand",
-      "aten::randn",
-      "aten::rand_like",
-      "aten::randn_like",
-      "aten::bernoulli",
-      "aten::empty_like",
-      "aten::_autocast_to_reduced_precision",
-      "aten::_autocast_to_full_precision",
-  };
-  kind = kind.split('.').first; // The overload does not matter.
-  return kind.starts_with("prim::") || kinds.contains(kind);
-}
-
 FlopCost GenericOp::getFlopCost() {
-  StringRef kind = getKind().split('.').first;
+  // prim:: nodes build lists and tuples, unpack them, read attributes.
+  if (getKind().starts_with("prim::"))
+    return FlopCost::none();
+  const AtenKindInfo *info = getKindInfo();
+  if (!info)
+    return getElementwiseFlopCost(getOperation());
   OperandRange operands = getOperands();
   Value result = getNumResults() == 1 ? getResult(0) : Value();
   auto operand = [&](unsigned i) {
@@ -320,35 +260,37 @@ FlopCost GenericOp::getFlopCost() {
         return false;
     return true;
   };
-  if (kind == "aten::mm" || kind == "aten::bmm" || kind == "aten::matmul") {
+  switch (info->flopRule) {
+  case FlopRule::Pointwise:
+    return getElementwiseFlopCost(getOperation());
+  case FlopRule::Free:
+    return FlopCost::none();
+  case FlopRule::Unknown:
+    return FlopCost::unknown();
+  case FlopRule::Matmul:
     if (!tensorOperands(2))
       return FlopCost::unknown();
     return matmulCost(operand(0), operand(1), {1});
-  }
-  if (kind == "aten::addmm" || kind == "aten::baddbmm") {
+  case FlopRule::Addmm:
     if (!tensorOperands(3))
       return FlopCost::unknown();
     // The product, then beta * input + alpha * product: 1 FLOP each.
     // addmm's input is a linear's bias (traced nn.Linear).
     return matmulCost(operand(1), operand(2),
-                      kind == "aten::addmm" ? ArrayRef<unsigned>{0, 2}
-                                            : ArrayRef<unsigned>{2},
+                      info->kind == AtenKind::addmm ? ArrayRef<unsigned>{0, 2}
+                                                    : ArrayRef<unsigned>{2},
                       /*extraPerOutput=*/1);
-  }
-  if (kind == "aten::linear") {
+  case FlopRule::Linear:
     if (!tensorOperands(2) || !result)
       return FlopCost::unknown();
     return linearCost(operand(1), operand(2), result);
-  }
-  if (kind == "aten::conv1d" || kind == "aten::conv2d" ||
-      kind == "aten::conv3d" || kind == "aten::_convolution" ||
-      kind == "aten::convolution") {
+  case FlopRule::Convolution: {
     if (!tensorOperands(2) || !result)
       return FlopCost::unknown();
     bool transposed = false;
-    if (kind == "aten::_convolution" || kind == "aten::convolution") {
-      // transposed is argument 6; a graph value we cannot read counts as
-      // not transposed only when it is a known constant.
+    if (info->kind == AtenKind::_convolution ||
+        info->kind == AtenKind::convolution) {
+      // `transposed` is argument 6; only a constant says which it is.
       auto flag =
           operand(6) ? operand(6).getDefiningOp<ConstantOp>() : ConstantOp();
       auto value = flag ? dyn_cast<BoolAttr>(flag.getValue()) : BoolAttr();
@@ -359,13 +301,11 @@ FlopCost GenericOp::getFlopCost() {
     return convolutionCost(operand(0), operand(1), operand(2), result,
                            transposed);
   }
-  if (kind == "aten::conv_transpose1d" || kind == "aten::conv_transpose2d" ||
-      kind == "aten::conv_transpose3d") {
+  case FlopRule::TransposedConvolution:
     if (!tensorOperands(2) || !result)
       return FlopCost::unknown();
     return convolutionCost(operand(0), operand(1), operand(2), result, true);
-  }
-  if (kind == "aten::scaled_dot_product_attention") {
+  case FlopRule::Attention: {
     // softmax(q k^T) v: two products and a softmax over [..., L, S].
     std::optional<ArrayRef<int64_t>> q = getStaticSizes(operand(0));
     std::optional<ArrayRef<int64_t>> k = getStaticSizes(operand(1));
@@ -380,16 +320,12 @@ FlopCost GenericOp::getFlopCost() {
     int64_t macs = scores * q->back() + scores * v->back();
     return FlopCost::contraction(macs, kSoftmaxFlops * scores, {1});
   }
-  if (kind == "aten::einsum")
-    return FlopCost::unknown(); // The equation is not read.
-  if (kind == "aten::batch_norm" || kind == "aten::layer_norm" ||
-      kind == "aten::group_norm" || kind == "aten::instance_norm")
+  case FlopRule::Normalization:
     return operand(0) ? perElementCost(operand(0), kNormalizationFlops)
                       : FlopCost::unknown();
-  if (kind == "aten::softmax" || kind == "aten::log_softmax")
+  case FlopRule::Softmax:
     return operand(0) ? perElementCost(operand(0), kSoftmaxFlops)
                       : FlopCost::unknown();
-  if (isDataMovement(kind))
-    return FlopCost::none();
-  return getElementwiseFlopCost(getOperation());
+  }
+  llvm_unreachable("every FlopRule is handled");
 }

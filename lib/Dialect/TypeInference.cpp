@@ -229,36 +229,15 @@ bool composer::failsToBroadcast(Operation *op) {
 // Per-op rules
 //===----------------------------------------------------------------------===//
 
-/// Node kinds the dialect has no typed op for whose result has operand 0's
-/// shape and dtype, whatever their scalar operands.
+/// Whether a generic node of `kind` gives its result operand 0's shape and
+/// dtype, whatever its scalar operands: the table's ShapePreserving kinds.
+/// An in-place kind the table lacks writes operand 0 and returns it; those
+/// that change its metadata (squeeze_, resize_) are in the table as views.
 static bool preservesShapeAndDtype(StringRef kind) {
-  static const llvm::StringSet<> kinds = {
-      // Activations.
-      "aten::hardtanh", "aten::relu6", "aten::hardswish", "aten::hardsigmoid",
-      "aten::silu", "aten::mish", "aten::leaky_relu", "aten::elu", "aten::selu",
-      "aten::celu", "aten::gelu", "aten::softplus", "aten::threshold",
-      "aten::hardshrink", "aten::softshrink", "aten::tanhshrink",
-      "aten::log_sigmoid", "aten::sigmoid", "aten::tanh", "aten::relu",
-      // Regularization, clamps, copies.
-      "aten::dropout", "aten::feature_dropout", "aten::alpha_dropout",
-      "aten::feature_alpha_dropout", "aten::clamp", "aten::clamp_min",
-      "aten::clamp_max", "aten::clone", "aten::detach",
-      // Unary math.
-      "aten::neg", "aten::abs", "aten::exp", "aten::log", "aten::sqrt",
-      "aten::rsqrt", "aten::reciprocal", "aten::sin", "aten::cos", "aten::erf",
-      "aten::square", "aten::sign", "aten::floor", "aten::ceil", "aten::round",
-      "aten::trunc", "aten::frac"};
-  // In-place ops write into operand 0 and return it, except those that
-  // change its metadata.
-  static const llvm::StringSet<> reshapingInPlace = {
-      "aten::resize_",    "aten::resize_as_", "aten::set_", "aten::squeeze_",
-      "aten::unsqueeze_", "aten::transpose_", "aten::t_",   "aten::as_strided_",
-      "aten::swapaxes_",  "aten::swapdims_"};
-  kind = kind.split('.').first; // The overload does not matter.
-  if (kind.starts_with("aten::") && kind.ends_with("_") &&
-      !kind.ends_with("__"))
-    return !reshapingInPlace.contains(kind);
-  return kinds.contains(kind);
+  if (const AtenKindInfo *info = lookupAtenKind(kind))
+    return info->has(AtenTrait::ShapePreserving);
+  return kind.starts_with("aten::") && kind.ends_with("_") &&
+         !kind.ends_with("__");
 }
 
 /// The numbers of a constant list: a list constant, or a
@@ -297,13 +276,12 @@ static std::optional<SmallVector<double>> getConstantNumbers(Value list) {
 /// [align_corners,] scale_factors?): the last two sizes are output_size,
 /// or floor(size * scale) as PyTorch computes them. Unranked where neither
 /// is a constant.
-static std::optional<Shape> inferUpsample2d(GenericOp op, StringRef kind) {
-  if (!llvm::is_contained({"aten::upsample_nearest2d",
-                           "aten::upsample_bilinear2d",
-                           "aten::upsample_bicubic2d"},
-                          kind))
+static std::optional<Shape> inferUpsample2d(GenericOp op) {
+  bool nearest = op.isKind(AtenKind::upsample_nearest2d);
+  if (!nearest && !op.isKind(AtenKind::upsample_bilinear2d) &&
+      !op.isKind(AtenKind::upsample_bicubic2d))
     return std::nullopt;
-  unsigned scalesOperand = kind == "aten::upsample_nearest2d" ? 2 : 3;
+  unsigned scalesOperand = nearest ? 2 : 3;
   Shape shape = Shape::of(op->getOperand(0));
   if (op->getNumOperands() != scalesOperand + 1 || !shape.ranked ||
       shape.sizes.size() != 4)
@@ -329,10 +307,10 @@ TorchTensorType GenericOp::inferResultType(SymbolTableCollection &) {
       !isa<TorchTensorType>(getOperand(0).getType()))
     return nullptr;
   StringRef kind = getKind().split('.').first;
-  if (std::optional<Shape> upsampled = inferUpsample2d(*this, kind))
+  if (std::optional<Shape> upsampled = inferUpsample2d(*this))
     return upsampled->toType(getContext());
   // Out of place, a second tensor (clamp's Tensor bounds) would broadcast.
-  bool inPlace = kind.ends_with("_");
+  bool inPlace = kind.ends_with("_") && !kind.ends_with("__");
   if (!preservesShapeAndDtype(kind) ||
       (!inPlace && llvm::any_of(getOperands().drop_front(), [](Value v) {
         return isa<TorchTensorType>(v.getType());
