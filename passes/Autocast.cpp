@@ -6,7 +6,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace composer;
@@ -14,43 +13,16 @@ using composer::torch_upstream::ScalarType;
 
 namespace {
 
-/// Generic ops autocast runs in the low dtype (its lower_precision_fp list).
-/// Traced and scripted models carry these as composer.op, e.g. a traced
-/// attention's aten::bmm or a scripted 3-D convolution's aten::conv3d.
-bool isLowGenericKind(StringRef kind) {
-  return llvm::StringSwitch<bool>(kind)
-      .Cases("aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::conv_tbc",
-             true)
-      .Cases("aten::conv_transpose1d", "aten::conv_transpose2d",
-             "aten::conv_transpose3d", "aten::_convolution",
-             "aten::convolution", true)
-      .Cases("aten::bmm", "aten::mm", "aten::baddbmm", "aten::addmm",
-             "aten::addbmm", true)
-      .Cases("aten::linear", "aten::matmul", "aten::prelu",
-             "aten::_native_multi_head_attention", true)
-      // Composites of bmm/mm: under autocast their inner matmuls run in the
-      // low dtype, and they fail on operands of mixed dtypes.
-      .Cases("aten::einsum", "aten::tensordot", "aten::chain_matmul",
-             "aten::linalg_multi_dot", "aten::inner", true)
-      .Default(false);
-}
-
-/// Whether `op` is a transposed convolution: typed, a generic
-/// conv_transpose, or a generic (_)convolution whose `transposed` operand is
-/// a constant true.
+/// Whether `op` is a convolution whose `transposed` operand (argument 6 of
+/// aten::_convolution and aten::convolution) is a constant true.
 bool isTransposedConvolution(Operation *op) {
   if (auto conv = dyn_cast<ConvolutionLike>(op))
     return conv.isTransposed();
   auto generic = dyn_cast<GenericOp>(op);
-  if (!generic)
-    return false;
-  StringRef kind = generic.getKind();
-  if (kind.starts_with("aten::conv_transpose"))
-    return true;
-  // aten::_convolution and aten::convolution: (input, weight, bias, stride,
-  // padding, dilation, transposed, ...).
   constexpr unsigned kTransposedOperand = 6;
-  if ((kind != "aten::_convolution" && kind != "aten::convolution") ||
+  if (!generic ||
+      !(generic.isKind(AtenKind::_convolution) ||
+        generic.isKind(AtenKind::convolution)) ||
       op->getNumOperands() <= kTransposedOperand)
     return false;
   auto constant =
@@ -59,74 +31,27 @@ bool isTransposedConvolution(Operation *op) {
   return flag && flag.getValue();
 }
 
-/// Whether autocast on `device` keeps the matmul-like `op` in fp32, although
-/// it is on the low list elsewhere. CPU autocast keeps transposed
-/// convolutions in fp32 (LibTorch 1.13 has no bf16 CPU kernel for them: the
-/// call fails); CUDA's runs them low.
-bool keepsFp32On(AutocastDevice device, Operation *op) {
-  return device != AutocastDevice::Cuda && isTransposedConvolution(op);
+/// The class autocast on `device` gives `op`: the table's, except that a
+/// transposed convolution keeps fp32 where conv_transpose does (CPU:
+/// LibTorch 1.13 has no bf16 kernel for it, and the call fails).
+AutocastClass getAutocastClass(Operation *op, const AtenKindInfo *info,
+                               AutocastDevice device) {
+  if (!info)
+    return AutocastClass::Follow;
+  AutocastClass autocast = info->getAutocastClass(device);
+  if (autocast == AutocastClass::Lower && isTransposedConvolution(op))
+    return getAtenKindInfo(AtenKind::conv_transpose2d).getAutocastClass(device);
+  return autocast;
 }
 
-/// How many leading operands of a low generic op are its float inputs: the
-/// rest (attention masks) keep their dtype.
-unsigned getNumLowOperands(StringRef kind, unsigned numOperands) {
-  // query, key, value, embed_dim, num_head, qkv and projection weights.
-  if (kind == "aten::_native_multi_head_attention")
-    return std::min(numOperands, 9u);
-  return numOperands;
-}
-
-/// Generic ops autocast runs in fp32 (its fp32 list, by node kind).
-bool isFp32GenericKind(StringRef kind) {
-  return llvm::StringSwitch<bool>(kind)
-      .Cases("aten::exp", "aten::log", "aten::log10", "aten::log2",
-             "aten::log1p", "aten::pow", "aten::sum", "aten::mean", true)
-      .Cases("aten::log_softmax", "aten::cross_entropy", "aten::nll_loss",
-             "aten::mse_loss", "aten::l1_loss", "aten::smooth_l1_loss", true)
-      .Cases("aten::binary_cross_entropy_with_logits", "aten::kl_div",
-             "aten::norm", "aten::cumsum", "aten::prod", "aten::rsqrt", true)
-      .Cases("aten::softmax", "aten::layer_norm", "aten::group_norm",
-             "aten::logsumexp", "aten::cdist", true)
-      .Cases("aten::binary_cross_entropy", "aten::huber_loss", "aten::var",
-             "aten::std", "aten::var_mean", "aten::std_mean", true)
-      // No bf16 CPU kernel in LibTorch 1.13 (hardtanh's backward, mish), and
-      // now that batch norm follows its input, they see a low input after a
-      // convolution (MobileNetV2's relu6).
-      .Cases("aten::hardtanh", "aten::hardtanh_", "aten::relu6", "aten::relu6_",
-             "aten::mish", "aten::mish_", true)
-      .Default(false);
-}
-
-/// For ops that follow their inputs but fail on operands of different float
-/// dtypes (no type promotion): the operand indices that must agree.
-/// In-place ones (trailing `_`) must match their `self`, operand 0.
-SmallVector<unsigned> getSameDtypeOperands(StringRef kind) {
-  return llvm::StringSwitch<SmallVector<unsigned>>(kind)
-      .Cases("aten::lerp", "aten::lerp_", {0, 1, 2})
-      .Cases("aten::index_put", "aten::index_put_", "aten::masked_scatter",
-             "aten::masked_scatter_", {0, 2})
-      .Cases("aten::index_copy", "aten::index_copy_", "aten::index_add",
-             "aten::index_add_", {0, 3})
-      .Cases("aten::scatter", "aten::scatter_", "aten::scatter_add",
-             "aten::scatter_add_", {0, 3})
-      .Cases("aten::dot", "aten::vdot", "aten::mv", "aten::outer", {0, 1})
-      .Default({});
-}
-
-/// For elementwise arithmetic: the operand indices type promotion mixes.
-/// Where a low operand meets an fp32 one, the promotion is made explicit (a
-/// cast up), since TorchScript's autodiff does not cast gradients back the
-/// way eager autograd does: a bf16 linear's output added to an fp32
-/// residual got an fp32 gradient, and the linear's backward failed on it.
-SmallVector<unsigned> getPromotedOperands(Operation *op, StringRef kind) {
-  if (op->hasTrait<composer::OpTrait::ElementwiseBinary>())
-    return {0, 1};
-  return llvm::StringSwitch<SmallVector<unsigned>>(kind)
-      .Cases("aten::add", "aten::sub", "aten::mul", "aten::div", {0, 1})
-      .Cases("aten::add_", "aten::sub_", "aten::mul_", "aten::div_", {0, 1})
-      .Cases("aten::rsub", "aten::maximum", "aten::minimum", {0, 1})
-      .Case("aten::where", {1, 2})
-      .Default({});
+/// The operands of `op` its kind's autocast class names.
+SmallVector<unsigned> getAutocastOperands(Operation *op,
+                                          const AtenKindInfo &info) {
+  SmallVector<unsigned> indices;
+  for (unsigned i = 0, e = op->getNumOperands(); i < e; ++i)
+    if (info.isAutocastOperand(i))
+      indices.push_back(i);
+  return indices;
 }
 
 /// Whether `predicate` holds for an operand of `op` or for a value its
@@ -154,8 +79,8 @@ bool composer::isLayerOrGroupNorm(Operation *op) {
   if (isa<LayerNormOp, GroupNormOp>(op))
     return true;
   auto generic = dyn_cast<GenericOp>(op);
-  return generic && (generic.getKind() == "aten::layer_norm" ||
-                     generic.getKind() == "aten::group_norm");
+  return generic && (generic.isKind(AtenKind::layer_norm) ||
+                     generic.isKind(AtenKind::group_norm));
 }
 
 Value AutocastRewriter::castTo(Value value, ScalarType target,
@@ -279,9 +204,9 @@ void AutocastRewriter::restoreResultDtype(OpOperand &operand, Operation *user) {
     auto fill = dyn_cast<GenericOp>(use.getOwner());
     if (!fill || use.getOperandNumber() != 0)
       return;
-    if (fill.getKind() == "aten::_set_item" && fill->getNumOperands() == 3)
+    if (fill.isKind(AtenKind::_set_item) && fill->getNumOperands() == 3)
       elements.push_back(&fill->getOpOperand(2));
-    else if (fill.getKind() == "aten::append" && fill->getNumOperands() == 2)
+    else if (fill.isKind(AtenKind::append) && fill->getNumOperands() == 2)
       elements.push_back(&fill->getOpOperand(1));
     else
       return;
@@ -317,10 +242,10 @@ bool AutocastRewriter::makeDtypesAgree(Operation *op,
       Value other = op->getOperand(index);
       auto typeAs = other.getDefiningOp<GenericOp>();
       if ((lowValues.contains(self) && lowValues.contains(other)) ||
-          (typeAs && typeAs.getKind() == "aten::type_as" &&
+          (typeAs && typeAs.isKind(AtenKind::type_as) &&
            typeAs.getOperand(1) == self))
         continue;
-      op->setOperand(index, aten.node("aten::type_as", {other, self},
+      op->setOperand(index, aten.node(AtenKind::type_as, {other, self},
                                       TorchTensorType::get(context)));
       changed = true;
     }
@@ -357,7 +282,8 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
   });
   for (Operation *op : ops) {
     auto generic = dyn_cast<GenericOp>(op);
-    StringRef kind = generic ? generic.getKind() : StringRef();
+    const AtenKindInfo *info = lookupAtenKind(op);
+    AutocastClass autocast = getAutocastClass(op, info, device);
     // Before the rewrite, an op that is not a cast was low where an input
     // was: mixed float dtypes fail in matmul-like ops and promote elsewhere.
     bool wasLow = anyInput(op, [&](Value v) { return mayHaveBeenLow(v); });
@@ -365,42 +291,33 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
       wasLow = cast.getDtype() == lowDtype;
     if (wasLow)
       originalLowValues.insert(op->result_begin(), op->result_end());
-    bool matmulLike = isa<ConvolutionLike, LinearOp, MatmulOp>(op) ||
-                      (generic && isLowGenericKind(kind));
-    bool deviceFp32 = matmulLike && keepsFp32On(device, op);
-    matmulLike &= !deviceFp32;
-    bool norm = isLayerOrGroupNorm(op);
-    bool lowNorm = lowNorms && norm;
+    bool matmulLike = autocast == AutocastClass::Lower;
+    bool lowNorm = lowNorms && isLayerOrGroupNorm(op);
     // Batch norm is on neither of autocast's lists (CPU in LibTorch 1.13,
-    // CUDA): it follows its input, and its kernels take a low input
-    // with fp32 weights and running statistics, accumulating in fp32. Casting
-    // its input up cost two full-size casts per convolution.
-    bool fp32 =
-        deviceFp32 || (!lowNorm && (isa<SoftmaxOp>(op) || norm ||
-                                    (generic && isFp32GenericKind(kind))));
+    // CUDA): it follows its input, and its kernels take a low input with
+    // fp32 weights and running statistics, accumulating in fp32.
+    bool fp32 = !lowNorm && autocast == AutocastClass::Fp32;
     if (!matmulLike && !lowNorm && !fp32) {
       // Follows its inputs, so may be low where one of them may be.
+      bool inplace = info && info->has(AtenTrait::InPlace);
       bool changed = false;
-      if (generic) {
-        SmallVector<unsigned> same = getSameDtypeOperands(kind);
-        changed =
-            !same.empty() && makeDtypesAgree(op, same, kind.ends_with("_"));
-      }
-      SmallVector<unsigned> promoted = getPromotedOperands(op, kind);
+      if (autocast == AutocastClass::SameDtype)
+        changed = makeDtypesAgree(op, getAutocastOperands(op, *info), inplace);
+      SmallVector<unsigned> promoted;
+      if (autocast == AutocastClass::Promote)
+        promoted = getAutocastOperands(op, *info);
       // Only where an operand is surely not low: an op of values that may
       // all be low keeps their dtype, as under autocast.
       if (!changed && !promoted.empty() &&
           llvm::any_of(promoted, [&](unsigned i) {
-            return i < op->getNumOperands() &&
-                   isa<TorchTensorType>(op->getOperand(i).getType()) &&
+            return isa<TorchTensorType>(op->getOperand(i).getType()) &&
                    !isKnownNonFloat(op->getOperand(i)) &&
                    // A number a trace recorded: type promotion lets it
                    // change no dimensioned operand's dtype of its category.
                    !isZeroDimConstant(op->getOperand(i)) &&
                    !mayBeLow(op->getOperand(i));
           }))
-        changed = makeDtypesAgree(
-            op, promoted, kind.ends_with("_") || op->hasAttr("inplace"));
+        changed = makeDtypesAgree(op, promoted, inplace);
       if (changed && reported(op))
         report.match(op);
       bool low = anyInput(op, [&](Value v) { return mayBeLow(v); });
@@ -424,12 +341,11 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
         if (mayBeLow(operand.get()))
           changed |= castOperands(op, MutableArrayRef(operand), target);
     } else {
-      changed = castOperands(
-          op,
-          op->getOpOperands().take_front(
-              generic ? getNumLowOperands(kind, op->getNumOperands())
-                      : op->getNumOperands()),
-          target);
+      // The float inputs the kind names; a mask after them keeps its dtype.
+      changed = false;
+      for (OpOperand &operand : op->getOpOperands())
+        if (!info || info->isAutocastOperand(operand.getOperandNumber()))
+          changed |= castOperands(op, MutableArrayRef(operand), target);
     }
     // What the types knew of the old result dtype no longer holds; it is
     // left unknown (rather than set) so that region results and yields
