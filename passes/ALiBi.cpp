@@ -45,9 +45,6 @@ constexpr StringLiteral kAlibiAttrName = "composer.alibi";
 constexpr StringRef kCausalMaskInit = kTrilOnesInit;
 constexpr StringRef kPositionIdsInit = kArangeInit;
 constexpr StringRef kTokenTypesInit = kZerosInit;
-/// nn.MultiheadAttention's fused fast path, which takes no bias.
-constexpr StringLiteral kFusedAttentionKind =
-    "aten::_native_multi_head_attention";
 /// How far the pass follows values between the ops of one attention.
 constexpr unsigned kMaxChainLength = 16;
 
@@ -71,10 +68,10 @@ bool isSizeDerived(Value value, unsigned depth = 0) {
   Operation *def = value.getDefiningOp();
   if (!def || depth > 4)
     return false;
-  if (isGenericOf(def, {"aten::size"}))
+  if (isGenericOf(def, {AtenKind::size}))
     return true;
-  if (isGenericOf(def, {"prim::ListUnpack", "aten::__getitem__", "aten::Int",
-                        "prim::NumToTensor"}))
+  if (isGenericOf(def, {AtenKind::getitem, AtenKind::Int}) ||
+      isGenericOf(def, {"prim::ListUnpack", "prim::NumToTensor"}))
     return isSizeDerived(def->getOperand(0), depth + 1);
   return false;
 }
@@ -136,9 +133,9 @@ std::optional<ListSuffix> getListSuffix(Value list, unsigned depth = 0) {
     return std::nullopt;
   if (std::optional<SmallVector<OpFoldResult>> elements = getListElements(list))
     return ListSuffix{std::move(*elements), /*complete=*/true};
-  if (auto copy = getGeneric(list, "aten::list"))
+  if (auto copy = getGeneric(list, AtenKind::list))
     return getListSuffix(copy->getOperand(0), depth + 1);
-  auto concat = getGeneric(list, "aten::add");
+  auto concat = getGeneric(list, AtenKind::add);
   if (!concat || concat->getNumOperands() != 2)
     return ListSuffix();
   std::optional<ListSuffix> tail =
@@ -176,17 +173,18 @@ std::optional<std::pair<HeadCount, HeadLayout>> findHeadCount(Value operand) {
     if (!def || def->getNumOperands() == 0)
       return std::nullopt;
     if (isa<ViewOp, ReshapeOp>(def) ||
-        isGenericOf(def, {"aten::view", "aten::reshape"})) {
+        isGenericOf(def, {AtenKind::view, AtenKind::reshape})) {
       sizes = getListSuffix(def->getOperand(1));
       if (!sizes)
         return std::nullopt;
       break;
     }
-    if (isGenericOf(def, {"aten::transpose", "aten::permute"}))
+    if (isGenericOf(def, {AtenKind::transpose, AtenKind::permute}))
       moves.push_back(def);
     else if (!isa<ContiguousOp, ToDtypeOp, MulOp>(def) &&
-             !isGenericOf(def, {"aten::contiguous", "aten::to", "aten::mul",
-                                "aten::div", "aten::clone", "aten::type_as"}))
+             !isGenericOf(def,
+                          {AtenKind::contiguous, AtenKind::to, AtenKind::mul,
+                           AtenKind::div, AtenKind::clone, AtenKind::type_as}))
       return std::nullopt;
     value = def->getOperand(0);
   }
@@ -195,7 +193,7 @@ std::optional<std::pair<HeadCount, HeadLayout>> findHeadCount(Value operand) {
   // The view's rank: its list's length, or else a permute's on the way.
   int64_t rank = sizes->complete ? int64_t(sizes->elements.size()) : 0;
   for (Operation *move : moves)
-    if (!sizes->complete && cast<GenericOp>(move).getKind() == "aten::permute")
+    if (!sizes->complete && cast<GenericOp>(move).isKind(AtenKind::permute))
       if (std::optional<SmallVector<OpFoldResult>> perm =
               getListElements(move->getOperand(1)))
         rank = perm->size();
@@ -215,7 +213,7 @@ std::optional<std::pair<HeadCount, HeadLayout>> findHeadCount(Value operand) {
     return *index < 0 ? *index + rank : *index;
   };
   for (Operation *move : llvm::reverse(moves)) {
-    if (cast<GenericOp>(move).getKind() == "aten::transpose") {
+    if (cast<GenericOp>(move).isKind(AtenKind::transpose)) {
       std::optional<int64_t> a = normalize(move->getOperand(1));
       std::optional<int64_t> b = normalize(move->getOperand(2));
       if (!a || !b)
@@ -259,10 +257,10 @@ std::optional<std::pair<HeadCount, HeadLayout>> findHeadCount(Value operand) {
   auto product = dyn_cast_if_present<Value>(known[order[0]]);
   if (!product)
     return std::nullopt;
-  if (auto toInt = getGeneric(product, "aten::Int"))
+  if (auto toInt = getGeneric(product, AtenKind::Int))
     product = toInt->getOperand(0);
   Operation *mul = product.getDefiningOp();
-  if (!mul || !(isa<MulOp>(mul) || isGenericOf(mul, {"aten::mul"})))
+  if (!mul || !(isa<MulOp>(mul) || isGenericOf(mul, {AtenKind::mul})))
     return std::nullopt;
   Value lhs = mul->getOperand(0), rhs = mul->getOperand(1);
   for (auto [factor, other] : {std::pair(rhs, lhs), std::pair(lhs, rhs)}) {
@@ -299,7 +297,7 @@ struct Scores {
 
 bool isMatmul(Operation *op) {
   return isa_and_nonnull<MatmulOp>(op) ||
-         isGenericOf(op, {"aten::matmul", "aten::bmm"});
+         isGenericOf(op, {AtenKind::matmul, AtenKind::bmm});
 }
 
 /// Follows `logits` back to the matmul of q and k: through additive masks,
@@ -316,31 +314,33 @@ bool findScores(Value logits, Scores &scores, unsigned depth = 0) {
     return isa<TorchTensorType>(value.getType());
   };
   // Either operand of an add or a product may carry the scores.
-  if (isa<AddOp, MulOp>(def) || isGenericOf(def, {"aten::add", "aten::mul"})) {
+  if (isa<AddOp, MulOp>(def) ||
+      isGenericOf(def, {AtenKind::add, AtenKind::mul})) {
     for (unsigned i : {0u, 1u}) {
       Scores found = scores;
       if (!isTensor(def->getOperand(i)) ||
           !findScores(def->getOperand(i), found, depth + 1))
         continue;
       Value other = def->getOperand(1 - i);
-      if (isa<AddOp>(def) || isGenericOf(def, {"aten::add"}))
+      if (isa<AddOp>(def) || isGenericOf(def, {AtenKind::add}))
         found.additiveMasks.push_back(other);
       scores = std::move(found);
       return true;
     }
     return false;
   }
-  if (isGenericOf(def, {"aten::masked_fill", "aten::masked_fill_"})) {
+  if (isGenericOf(def, {AtenKind::masked_fill, AtenKind::masked_fill_})) {
     scores.masks.push_back(&def->getOpOperand(1));
     return findScores(def->getOperand(0), scores, depth + 1);
   }
-  if (isGenericOf(def, {"aten::where"}) && def->getNumOperands() == 3) {
+  if (isGenericOf(def, {AtenKind::where}) && def->getNumOperands() == 3) {
     scores.masks.push_back(&def->getOpOperand(0));
     return findScores(def->getOperand(1), scores, depth + 1);
   }
   if (isa<ToDtypeOp, ContiguousOp>(def) ||
-      isGenericOf(def, {"aten::div", "aten::true_divide", "aten::to",
-                        "aten::type_as", "aten::contiguous", "aten::float"}))
+      isGenericOf(def, {AtenKind::div, AtenKind::true_divide, AtenKind::to,
+                        AtenKind::type_as, AtenKind::contiguous,
+                        AtenKind::to_float}))
     return findScores(def->getOperand(0), scores, depth + 1);
   return false;
 }
@@ -359,8 +359,8 @@ bool feedsValueMatmul(Value probs, unsigned depth = 0) {
                          depth + 1))
       return true;
     if ((isa<DropoutOp, ToDtypeOp, ContiguousOp>(user) ||
-         isGenericOf(user, {"aten::dropout", "aten::to", "aten::type_as",
-                            "aten::contiguous"})) &&
+         isGenericOf(user, {AtenKind::dropout, AtenKind::to, AtenKind::type_as,
+                            AtenKind::contiguous})) &&
         use.getOperandNumber() == 0 &&
         feedsValueMatmul(user->getResult(0), depth + 1))
       return true;
@@ -401,10 +401,10 @@ bool carriesRotaryEmbedding(Value operand) {
     Operation *def = operand.getDefiningOp();
     if (!def)
       return false;
-    if (isa<AddOp>(def) || isGenericOf(def, {"aten::add"})) {
+    if (isa<AddOp>(def) || isGenericOf(def, {AtenKind::add})) {
       auto isTableProduct = [](Value term) {
         Operation *mul = term.getDefiningOp();
-        return mul && (isa<MulOp>(mul) || isGenericOf(mul, {"aten::mul"})) &&
+        return mul && (isa<MulOp>(mul) || isGenericOf(mul, {AtenKind::mul})) &&
                (isStateTable(mul->getOperand(0)) ||
                 isStateTable(mul->getOperand(1)));
       };
@@ -412,9 +412,9 @@ bool carriesRotaryEmbedding(Value operand) {
              isTableProduct(def->getOperand(1));
     }
     if (!(isa<ViewOp, ReshapeOp, ContiguousOp, ToDtypeOp>(def) ||
-          isGenericOf(def,
-                      {"aten::transpose", "aten::permute", "aten::contiguous",
-                       "aten::to", "aten::div", "aten::mul"})))
+          isGenericOf(def, {AtenKind::transpose, AtenKind::permute,
+                            AtenKind::contiguous, AtenKind::to, AtenKind::div,
+                            AtenKind::mul})))
       return false;
     operand = def->getOperand(0);
   }
@@ -448,26 +448,27 @@ void eraseWithConstants(PatternRewriter &rewriter, Operation *op) {
 /// scores + (slopes * |j - i|), i and j from torch.arange (also in a model
 /// this pass wrote and export saved, where `composer.alibi` is gone).
 bool hasDistanceBias(Value logits) {
-  if (auto reshape = getGeneric(logits, "aten::reshape"))
+  if (auto reshape = getGeneric(logits, AtenKind::reshape))
     logits = reshape->getOperand(0);
   auto add = logits.getDefiningOp<AddOp>();
   if (!add)
     return false;
   Value bias = add.getOther();
-  if (auto cast = getGeneric(bias, "aten::type_as"))
+  if (auto cast = getGeneric(bias, AtenKind::type_as))
     bias = cast->getOperand(0);
   Operation *mul = bias.getDefiningOp();
-  if (!mul || !(isa<MulOp>(mul) || isGenericOf(mul, {"aten::mul"})))
+  if (!mul || !(isa<MulOp>(mul) || isGenericOf(mul, {AtenKind::mul})))
     return false;
   return llvm::any_of(mul->getOperands(), [](Value factor) {
-    auto abs = getGeneric(factor, "aten::abs");
-    auto sub = abs ? getGeneric(abs->getOperand(0), "aten::sub") : GenericOp();
+    auto abs = getGeneric(factor, AtenKind::abs);
+    auto sub =
+        abs ? getGeneric(abs->getOperand(0), AtenKind::sub) : GenericOp();
     if (!sub)
       return false;
     return llvm::all_of(sub->getOperands().take_front(2), [](Value position) {
-      if (auto unsqueeze = getGeneric(position, "aten::unsqueeze"))
+      if (auto unsqueeze = getGeneric(position, AtenKind::unsqueeze))
         position = unsqueeze->getOperand(0);
-      return static_cast<bool>(getGeneric(position, "aten::arange"));
+      return static_cast<bool>(getGeneric(position, AtenKind::arange));
     });
   });
 }
@@ -481,7 +482,7 @@ SmallVector<GenericOp> findFusedFastPaths(Operation *site) {
   SmallVector<GenericOp> fused;
   auto collect = [&](Region &region) {
     region.walk([&](GenericOp op) {
-      if (op.getKind() == kFusedAttentionKind)
+      if (op.isKind(AtenKind::_native_multi_head_attention))
         fused.push_back(op);
     });
   };
@@ -517,8 +518,9 @@ void disableFastPath(GenericOp fused, PatternRewriter &rewriter) {
 /// Ops a causal mask passes through on its way to masked_fill / where.
 bool isMaskTransform(Operation *op) {
   return isa<ToDtypeOp>(op) ||
-         isGenericOf(op, {"aten::bitwise_not", "aten::logical_not", "aten::eq",
-                          "aten::ne", "aten::to", "aten::type_as"});
+         isGenericOf(op, {AtenKind::bitwise_not, AtenKind::logical_not,
+                          AtenKind::eq, AtenKind::ne, AtenKind::to,
+                          AtenKind::type_as});
 }
 
 /// The fixed-size causal masks the pass rebuilds from the sequence length.
@@ -545,7 +547,7 @@ public:
     }
     Value sliced = value;
     SmallVector<GenericOp> slices;
-    while (auto slice = getGeneric(value, "aten::slice")) {
+    while (auto slice = getGeneric(value, AtenKind::slice)) {
       if (slice->getNumOperands() != 5)
         break;
       slices.push_back(slice);
@@ -609,24 +611,24 @@ public:
       diagonal = rowStart ? rowStart : aten.integer(0);
     else
       diagonal =
-          aten.node("aten::sub",
+          aten.node(AtenKind::sub,
                     {rowStart ? rowStart : aten.integer(0), colStart}, intType);
     SmallVector<Value> sizes;
     for (int64_t i = 0; i < rank - 2; ++i)
       sizes.push_back(aten.integer(1));
     sizes.push_back(
-        aten.node("aten::size", {scored, aten.integer(-2)}, intType));
+        aten.node(AtenKind::size, {scored, aten.integer(-2)}, intType));
     sizes.push_back(
-        aten.node("aten::size", {scored, aten.integer(-1)}, intType));
+        aten.node(AtenKind::size, {scored, aten.integer(-1)}, intType));
     Value shape =
         aten.node("prim::ListConstruct", sizes, ListType::get(ctx, intType));
     Value ones =
-        aten.node("aten::ones",
+        aten.node(AtenKind::ones,
                   {shape, aten.integer(int64_t(*dtype)), aten.none(),
                    aten.node("prim::device", {scored}, DeviceType::get(ctx)),
                    aten.none()},
                   TorchTensorType::get(ctx));
-    Value mask = aten.node("aten::tril", {ones, diagonal}, sliced.getType());
+    Value mask = aten.node(AtenKind::tril, {ones, diagonal}, sliced.getType());
     IRMapping mapping;
     mapping.map(sliced, mask);
     for (Operation *transform : llvm::reverse(transforms))
@@ -654,7 +656,7 @@ public:
   /// Reports an additive mask read from a buffer, which the pass leaves.
   void reportAdditive(Value mask, Operation *site) {
     Value value = mask;
-    while (auto slice = getGeneric(value, "aten::slice"))
+    while (auto slice = getGeneric(value, AtenKind::slice))
       value = slice->getOperand(0);
     if (value.getDefiningOp<GetParamOp>())
       report.skip(site, "an additive mask read from a buffer is left as it is");
@@ -681,45 +683,46 @@ Value buildNegativeSlopes(AtenBuilder &aten, OpBuilder &builder,
     Value list = builder.create<ConstantOp>(
         device.getLoc(), ListType::get(ctx, TorchFloatType::get(ctx)),
         builder.getArrayAttr(values));
-    return aten.node("aten::tensor", {list, f32, device, aten.boolean(false)},
+    return aten.node(AtenKind::tensor, {list, f32, device, aten.boolean(false)},
                      tensorType);
   }
-  Value count = aten.node("aten::scalar_tensor",
+  Value count = aten.node(AtenKind::scalar_tensor,
                           {heads.value, f32, aten.none(), device, aten.none()},
                           tensorType);
   // H + 1/2 keeps log2 off the integers, where rounding could floor it
   // one below.
   Value lower = aten.node(
-      "aten::exp2",
+      AtenKind::exp2,
       {aten.node(
-          "aten::floor",
-          {aten.node("aten::log2",
-                     {aten.node("aten::add",
+          AtenKind::floor,
+          {aten.node(AtenKind::log2,
+                     {aten.node(AtenKind::add,
                                 {count, aten.floating(0.5), aten.integer(1)},
                                 tensorType)},
                      tensorType)},
           tensorType)},
       tensorType);
-  Value index = aten.node("aten::arange",
+  Value index = aten.node(AtenKind::arange,
                           {heads.value, f32, aten.none(), device, aten.none()},
                           tensorType);
   Value below = aten.node(
-      "aten::add", {index, aten.floating(1.0), aten.integer(1)}, tensorType);
+      AtenKind::add, {index, aten.floating(1.0), aten.integer(1)}, tensorType);
   Value above = aten.node(
-      "aten::add",
-      {aten.node("aten::sub", {index, lower, aten.integer(1)}, tensorType),
+      AtenKind::add,
+      {aten.node(AtenKind::sub, {index, lower, aten.integer(1)}, tensorType),
        aten.floating(0.5), aten.integer(1)},
       tensorType);
   Value exponent = aten.node(
-      "aten::where",
-      {aten.node("aten::lt", {index, lower}, tensorType), below, above},
+      AtenKind::where,
+      {aten.node(AtenKind::lt, {index, lower}, tensorType), below, above},
       tensorType);
   Value scaled = aten.node(
-      "aten::div",
-      {aten.node("aten::mul", {exponent, aten.floating(-8.0)}, tensorType),
+      AtenKind::div,
+      {aten.node(AtenKind::mul, {exponent, aten.floating(-8.0)}, tensorType),
        lower},
       tensorType);
-  return aten.node("aten::neg", {aten.node("aten::exp2", {scaled}, tensorType)},
+  return aten.node(AtenKind::neg,
+                   {aten.node(AtenKind::exp2, {scaled}, tensorType)},
                    tensorType);
 }
 
@@ -732,34 +735,36 @@ Value buildBiasedLogits(PatternRewriter &rewriter, Location loc, Value logits,
   auto tensorType = TorchTensorType::get(ctx);
   auto intType = IntType::get(ctx);
   auto intListType = ListType::get(ctx, intType);
-  Value queries = aten.node("aten::size", {logits, aten.integer(-2)}, intType);
-  Value keys = aten.node("aten::size", {logits, aten.integer(-1)}, intType);
+  Value queries =
+      aten.node(AtenKind::size, {logits, aten.integer(-2)}, intType);
+  Value keys = aten.node(AtenKind::size, {logits, aten.integer(-1)}, intType);
   Value device = aten.node("prim::device", {logits}, DeviceType::get(ctx));
   Value f32 = aten.integer(int64_t(torch_upstream::ScalarType::Float));
   if (heads.fromScores)
-    heads.value = aten.node("aten::size", {logits, aten.integer(-3)}, intType);
-  Value first = aten.node("aten::sub", {keys, queries}, intType);
-  Value i = aten.node("aten::arange",
+    heads.value =
+        aten.node(AtenKind::size, {logits, aten.integer(-3)}, intType);
+  Value first = aten.node(AtenKind::sub, {keys, queries}, intType);
+  Value i = aten.node(AtenKind::arange,
                       {first, keys, f32, aten.none(), device, aten.none()},
                       tensorType);
   Value j =
-      aten.node("aten::arange", {keys, f32, aten.none(), device, aten.none()},
+      aten.node(AtenKind::arange, {keys, f32, aten.none(), device, aten.none()},
                 tensorType);
   Value distance = aten.node(
-      "aten::abs",
+      AtenKind::abs,
       {aten.node(
-          "aten::sub",
-          {j, aten.node("aten::unsqueeze", {i, aten.integer(1)}, tensorType),
+          AtenKind::sub,
+          {j, aten.node(AtenKind::unsqueeze, {i, aten.integer(1)}, tensorType),
            aten.integer(1)},
           tensorType)},
       tensorType);
-  Value slopes = aten.node("aten::view",
+  Value slopes = aten.node(AtenKind::view,
                            {buildNegativeSlopes(aten, rewriter, heads, device),
                             aten.intList({-1, 1, 1})},
                            tensorType);
   Value bias = aten.node(
-      "aten::type_as",
-      {aten.node("aten::mul", {slopes, distance}, tensorType), logits},
+      AtenKind::type_as,
+      {aten.node(AtenKind::mul, {slopes, distance}, tensorType), logits},
       tensorType);
   auto add = [&](Value scores) -> Value {
     return rewriter.create<AddOp>(loc, scores.getType(), scores, bias,
@@ -771,13 +776,13 @@ Value buildBiasedLogits(PatternRewriter &rewriter, Location loc, Value logits,
   Value headCount =
       heads.constant ? aten.integer(*heads.constant) : heads.value;
   Value split =
-      aten.node("aten::reshape",
+      aten.node(AtenKind::reshape,
                 {logits, aten.node("prim::ListConstruct",
                                    {aten.integer(-1), headCount, queries, keys},
                                    intListType)},
                 tensorType);
   return aten.node(
-      "aten::reshape",
+      AtenKind::reshape,
       {add(split), aten.node("prim::ListConstruct",
                              {aten.integer(-1), queries, keys}, intListType)},
       logits.getType());
@@ -867,9 +872,10 @@ struct BiasAttention : OpRewritePattern<SoftmaxOp> {
 /// Ops a position index or embedding passes through unchanged in value.
 bool isPositionReshape(Operation *op) {
   return isa<ViewOp, ReshapeOp, ToDtypeOp, ContiguousOp>(op) ||
-         isGenericOf(op, {"aten::unsqueeze", "aten::view", "aten::reshape",
-                          "aten::expand", "aten::expand_as", "aten::to",
-                          "aten::type_as", "aten::contiguous"});
+         isGenericOf(op,
+                     {AtenKind::unsqueeze, AtenKind::view, AtenKind::reshape,
+                      AtenKind::expand, AtenKind::expand_as, AtenKind::to,
+                      AtenKind::type_as, AtenKind::contiguous});
 }
 
 /// The indices of an embedding, after reshapes that keep their values.
@@ -905,7 +911,7 @@ IndexBufferSlice getIndexBufferSlice(GenericOp embedding,
                                      SymbolTableCollection &symbolTables) {
   IndexBufferSlice result;
   Value value = getEmbeddingIndices(embedding);
-  while (auto slice = getGeneric(value, "aten::slice")) {
+  while (auto slice = getGeneric(value, AtenKind::slice)) {
     result.slices.push_back(slice);
     value = slice->getOperand(0);
   }
@@ -962,7 +968,7 @@ struct RemovePositionEmbedding : OpRewritePattern<GenericOp> {
 
   LogicalResult matchAndRewrite(GenericOp embedding,
                                 PatternRewriter &rewriter) const override {
-    if (embedding.getKind() != "aten::embedding" ||
+    if (!embedding.isKind(AtenKind::embedding) ||
         embedding->getNumOperands() < 2 || embedding->getNumResults() != 1)
       return failure();
     // Positions: indices from torch.arange. Token embeddings (indices from
@@ -974,7 +980,7 @@ struct RemovePositionEmbedding : OpRewritePattern<GenericOp> {
       return failure();
     };
     BufferOp positionBuffer;
-    if (!getGeneric(indices, "aten::arange")) {
+    if (!getGeneric(indices, AtenKind::arange)) {
       FailureOr<BufferOp> buffer = getPositionBuffer(embedding);
       if (failed(buffer))
         return failure();
@@ -1030,10 +1036,10 @@ struct RemovePositionEmbedding : OpRewritePattern<GenericOp> {
       eraseWithConstants(rewriter, op);
     // The positions go if nothing else reads them.
     while (Operation *def = positions.getDefiningOp()) {
-      bool isSlice = isGenericOf(def, {"aten::slice"});
+      bool isSlice = isGenericOf(def, {AtenKind::slice});
       if (!def->use_empty() ||
           !(isPositionReshape(def) || isSlice || isa<GetParamOp>(def) ||
-            isGenericOf(def, {"aten::arange"})))
+            isGenericOf(def, {AtenKind::arange})))
         break;
       positions =
           isPositionReshape(def) || isSlice ? def->getOperand(0) : Value();
@@ -1093,7 +1099,7 @@ struct RebuildTokenTypes : OpRewritePattern<GenericOp> {
 
   LogicalResult matchAndRewrite(GenericOp embedding,
                                 PatternRewriter &rewriter) const override {
-    if (embedding.getKind() != "aten::embedding" ||
+    if (!embedding.isKind(AtenKind::embedding) ||
         embedding->getNumOperands() < 2 || embedding->getNumResults() != 1)
       return failure();
     IndexBufferSlice slice = getIndexBufferSlice(embedding, symbolTables);
@@ -1117,13 +1123,13 @@ struct RebuildTokenTypes : OpRewritePattern<GenericOp> {
     if (rank == 2)
       sizes.push_back(aten.integer(1));
     if (!isa<IntType>(length.getType()))
-      length = aten.node("aten::Int", {length}, IntType::get(ctx));
+      length = aten.node(AtenKind::Int, {length}, IntType::get(ctx));
     sizes.push_back(length);
     Value sizeList = aten.node("prim::ListConstruct", sizes,
                                ListType::get(ctx, IntType::get(ctx)));
     Value none = aten.none();
     Value zeros =
-        aten.node("aten::new_zeros", {read, sizeList, none, none, none, none},
+        aten.node(AtenKind::new_zeros, {read, sizeList, none, none, none, none},
                   sliced->getResult(0).getType());
     rewriter.replaceAllUsesWith(sliced->getResult(0), zeros);
     for (GenericOp op : slices)
@@ -1166,7 +1172,7 @@ struct ALiBiPass : public composer::impl::ALiBiBase<ALiBiPass> {
     applyPatternsOnce(*copy, std::move(patterns));
     // A fused attention the pass could not make take the op-by-op path.
     copy->walk([&](GenericOp op) {
-      if (op.getKind() != kFusedAttentionKind)
+      if (!op.isKind(AtenKind::_native_multi_head_attention))
         return;
       auto ifOp = dyn_cast<IfOp>(op->getParentOp());
       if (ifOp && getConstantBool(ifOp.getCondition()) == false)

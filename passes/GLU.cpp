@@ -70,7 +70,7 @@ bool isGatedProduct(Value value) {
   if (auto dropout = value.getDefiningOp<DropoutOp>())
     value = dropout.getInput();
   Operation *mul = value.getDefiningOp();
-  if (!mul || !(isa<MulOp>(mul) || isGenericOf(mul, {"aten::mul"})) ||
+  if (!mul || !(isa<MulOp>(mul) || isGenericOf(mul, {AtenKind::mul})) ||
       mul->getNumOperands() != 2)
     return false;
   auto isProjected = [](Value operand) {
@@ -121,7 +121,7 @@ struct GateFeedForward : RewritePattern {
     }
     Value activated = act->output;
     if (llvm::any_of(activated.getUsers(), [](Operation *user) {
-          return (isa<MulOp>(user) || isGenericOf(user, {"aten::mul"})) &&
+          return (isa<MulOp>(user) || isGenericOf(user, {AtenKind::mul})) &&
                  isGatedProduct(user->getResult(0));
         }))
       return skip("already gated");

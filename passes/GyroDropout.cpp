@@ -19,7 +19,6 @@
 #include "composer/Support/StatePaths.h"
 
 #include "mlir/IR/PatternMatch.h"
-#include "llvm/ADT/StringSet.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -57,12 +56,14 @@ std::optional<DropoutSite> matchDropout(Operation *op) {
   if (!generic || generic->getNumOperands() != 3 ||
       generic->getNumResults() != 1)
     return std::nullopt;
-  StringRef kind = generic.getKind();
-  bool inplace = kind.consume_back("_");
-  if (kind != "aten::dropout" && kind != "aten::feature_dropout")
+  bool feature = generic.isKind(AtenKind::feature_dropout) ||
+                 generic.isKind(AtenKind::feature_dropout_);
+  if (!feature && !generic.isKind(AtenKind::dropout) &&
+      !generic.isKind(AtenKind::dropout_))
     return std::nullopt;
+  bool inplace = generic.getKindInfo()->has(AtenTrait::InPlace);
   return DropoutSite{generic->getOperand(0), generic->getOperand(2), inplace,
-                     kind == "aten::dropout" ? -1 : 1};
+                     feature ? 1 : -1};
 }
 
 /// The declared sizes of the parameter `value` reads, looking through casts
@@ -77,19 +78,14 @@ ArrayRef<int64_t> getDeclaredSizes(Value value,
   return type.getSizes();
 }
 
-/// Generic nodes that keep their operand 0's shape; any other operands are
-/// scalars.
-bool isGenericShapePreserving(GenericOp op) {
-  static const llvm::StringSet<> kinds = {
-      "aten::relu",    "aten::relu_",    "aten::gelu",       "aten::gelu_",
-      "aten::silu",    "aten::silu_",    "aten::sigmoid",    "aten::sigmoid_",
-      "aten::tanh",    "aten::tanh_",    "aten::hardswish",  "aten::hardswish_",
-      "aten::mish",    "aten::elu",      "aten::leaky_relu", "aten::softplus",
-      "aten::dropout", "aten::dropout_", "aten::contiguous", "aten::clone",
-      "aten::mul",     "aten::div",      "aten::add",        "aten::sub",
-      "aten::mul_",    "aten::div_",     "aten::add_",       "aten::sub_"};
-  if (!kinds.contains(op.getKind()) || op->getNumResults() != 1 ||
-      op->getNumOperands() == 0)
+/// Whether `op` gives its result operand 0's shape: a shape-preserving
+/// kind, typed or generic, whose other operands are no tensors; a cast; the
+/// gyro dropout a previous run inserted.
+bool preservesShape(Operation *op) {
+  if (isa<GyroDropoutOp, ToDtypeOp>(op))
+    return true;
+  if (op->getNumResults() != 1 || op->getNumOperands() == 0 ||
+      !hasAtenTrait(op, AtenTrait::ShapePreserving))
     return false;
   return llvm::none_of(op->getOperands().drop_front(), [](Value operand) {
     return isa<TorchTensorType>(operand.getType());
@@ -135,17 +131,15 @@ private:
       return shape.empty() ? std::nullopt : std::optional(shape.back());
     }
     if (auto generic = dyn_cast<GenericOp>(def)) {
-      if (generic.getKind() == "aten::embedding" && def->getNumOperands() > 0)
+      if (generic.isKind(AtenKind::embedding) && def->getNumOperands() > 0)
         return fromSizes(getDeclaredSizes(def->getOperand(0), symbolTables), 2,
                          1);
-      if (isGenericShapePreserving(generic))
-        return infer(def->getOperand(0));
-      return std::nullopt;
     }
-    if (isa<ReluOp, SigmoidOp, SiluOp, HardswishOp, GeluOp, DropoutOp,
-            GyroDropoutOp, ToDtypeOp, ContiguousOp, StopGradientOp>(def))
+    if (preservesShape(def))
       return infer(def->getOperand(0));
-    if (def->hasTrait<composer::OpTrait::ElementwiseBinary>()) {
+    // A tensor result: aten::add of lists or ints is the same kind.
+    if (hasAtenTrait(def, AtenTrait::ElementwiseBinary) &&
+        isa<TorchTensorType>(value.getType())) {
       // Broadcasting: a size other than 1 is the result's; all 1 is 1.
       bool allOne = true;
       for (Value operand : def->getOperands()) {
@@ -362,24 +356,24 @@ struct GyroDropoutToAten : OpConversionPattern<GyroDropoutOp> {
 
     auto reselect = [&] {
       Value period =
-          aten.node("aten::clamp_min", {adaptor.getPeriod(), aten.integer(1)},
+          aten.node(AtenKind::clamp_min, {adaptor.getPeriod(), aten.integer(1)},
                     tensorType);
-      Value phase = aten.node("aten::remainder", {step, period}, tensorType);
+      Value phase = aten.node(AtenKind::remainder, {step, period}, tensorType);
       Value due = aten.node(
-          "aten::Bool",
-          {aten.node("aten::eq", {phase, aten.integer(0)}, tensorType)},
+          AtenKind::Bool,
+          {aten.node(AtenKind::eq, {phase, aten.integer(0)}, tensorType)},
           boolType);
       auto ifOp = rewriter.create<IfOp>(loc, TypeRange{}, due);
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.createBlock(&ifOp.getThenRegion());
       Value drawn = aten.node(
-          "aten::randint",
+          AtenKind::randint,
           {aten.integer(op.getSigma()), aten.intList({int64_t(op.getTau())}),
            aten.integer(kLong), aten.none(),
            aten.node("prim::device", {selected}, DeviceType::get(ctx)),
            aten.none()},
           tensorType);
-      aten.node("aten::copy_", {selected, drawn, aten.boolean(false)},
+      aten.node(AtenKind::copy_, {selected, drawn, aten.boolean(false)},
                 tensorType);
       rewriter.create<YieldOp>(loc, ValueRange{});
       rewriter.createBlock(&ifOp.getElseRegion());
@@ -388,52 +382,52 @@ struct GyroDropoutToAten : OpConversionPattern<GyroDropoutOp> {
 
     auto gyro = [&]() -> Value {
       reselect();
-      aten.node("aten::add_", {step, aten.integer(1), aten.integer(1)},
+      aten.node(AtenKind::add_, {step, aten.integer(1), aten.integer(1)},
                 tensorType);
-      Value batch = aten.node("aten::size", {x, aten.integer(0)}, intType);
+      Value batch = aten.node(AtenKind::size, {x, aten.integer(0)}, intType);
       Value active =
           aten.node("prim::min", {aten.integer(op.getTau()), batch}, intType);
       Value rows = aten.node(
-          "aten::arange",
+          AtenKind::arange,
           {batch, aten.integer(kLong), aten.none(),
            aten.node("prim::device", {selected}, DeviceType::get(ctx)),
            aten.none()},
           tensorType);
-      rows =
-          aten.node("aten::floor_divide",
-                    {aten.node("aten::mul", {rows, active}, tensorType), batch},
-                    tensorType);
-      Value indices = aten.node("aten::index_select",
+      rows = aten.node(
+          AtenKind::floor_divide,
+          {aten.node(AtenKind::mul, {rows, active}, tensorType), batch},
+          tensorType);
+      Value indices = aten.node(AtenKind::index_select,
                                 {selected, aten.integer(0), rows}, tensorType);
-      Value mask = aten.node("aten::index_select",
+      Value mask = aten.node(AtenKind::index_select,
                              {masks, aten.integer(0), indices}, tensorType);
       // [1] * (x.dim() - 2): the dimensions the mask broadcasts over.
-      Value rank = aten.node("aten::dim", {x}, intType);
+      Value rank = aten.node(AtenKind::dim, {x}, intType);
       Value ones = aten.node(
-          "aten::mul",
+          AtenKind::mul,
           {aten.node("prim::ListConstruct", {aten.integer(1)}, intListType),
-           aten.node("aten::sub", {rank, aten.integer(2)}, intType)},
+           aten.node(AtenKind::sub, {rank, aten.integer(2)}, intType)},
           intListType);
       Value shape;
       if (op.getFeatureDim() == 1) {
         Value head = aten.node("prim::ListConstruct", {batch, aten.integer(-1)},
                                intListType);
-        shape = aten.node("aten::add", {head, ones}, intListType);
+        shape = aten.node(AtenKind::add, {head, ones}, intListType);
       } else {
         Value head = aten.node("prim::ListConstruct", {batch}, intListType);
         Value tail =
             aten.node("prim::ListConstruct", {aten.integer(-1)}, intListType);
-        shape =
-            aten.node("aten::add",
-                      {head, aten.node("aten::add", {ones, tail}, intListType)},
-                      intListType);
+        shape = aten.node(
+            AtenKind::add,
+            {head, aten.node(AtenKind::add, {ones, tail}, intListType)},
+            intListType);
       }
-      mask = aten.node("aten::view", {mask, shape}, tensorType);
-      mask = aten.node("aten::type_as", {mask, x}, tensorType);
-      mask = aten.node("aten::expand_as", {mask, x}, tensorType);
-      Value dropped = aten.node("aten::mul", {x, mask}, tensorType);
+      mask = aten.node(AtenKind::view, {mask, shape}, tensorType);
+      mask = aten.node(AtenKind::type_as, {mask, x}, tensorType);
+      mask = aten.node(AtenKind::expand_as, {mask, x}, tensorType);
+      Value dropped = aten.node(AtenKind::mul, {x, mask}, tensorType);
       double scale = 1.0 / (1.0 - op.getP().convertToDouble());
-      return aten.node("aten::mul", {dropped, aten.floating(scale)},
+      return aten.node(AtenKind::mul, {dropped, aten.floating(scale)},
                        tensorType);
     };
     auto identity = [&] { return x; };

@@ -16,6 +16,7 @@
 #include "MethodLowering.h"
 #include "PassUtils.h"
 #include "Report.h"
+#include "composer/Analysis/PointwiseFunction.h"
 #include "composer/Analysis/Projection.h"
 #include "composer/Passes/Passes.h"
 #include "composer/Support/StatePaths.h"
@@ -40,19 +41,27 @@ constexpr StringLiteral kScaleBufferName = "_composer_stochastic_depth.scale";
 /// The drop-warmup fraction, recorded for composer-train's ramp.
 constexpr StringLiteral kWarmupBufferName = "_composer_stochastic_depth.warmup";
 
-/// Ops a residual branch is made of; each computes from its operand 0.
+/// Typed ops a residual branch is made of; each computes from its operand 0:
+/// layers, activations and dropouts, what other methods put in a branch
+/// (blur pool, squeeze-excite, ghost batch norm, gyro dropout), casts and
+/// copies. Not this pass's own ops: a dropped branch is no new site.
 bool isBranchOp(Operation *op) {
-  return op->getNumOperands() > 0 &&
-         isa<ConvolutionLike, LinearOp, BatchNormOp, GhostBatchNormOp,
-             GroupNormOp, LayerNormOp, ReluOp, SigmoidOp, SiluOp, HardswishOp,
-             GeluOp, DropoutOp, MaxPool2dOp, AvgPool2dOp, BlurPool2dOp,
-             SqueezeExciteOp, ToDtypeOp, ContiguousOp, StopGradientOp>(op);
+  if (op->getNumOperands() == 0 ||
+      isa<GenericOp, StochasticDepthOp, StochasticDepthKeepOp>(op))
+    return false;
+  return isa<ConvolutionLike, MethodOp, LinearOp, BatchNormOp, GroupNormOp,
+             LayerNormOp, MaxPool2dOp, AvgPool2dOp, ToDtypeOp, ContiguousOp,
+             StopGradientOp>(op) ||
+         hasAtenTrait(op, AtenTrait::Activation) ||
+         hasAtenTrait(op, AtenTrait::DropoutLike);
 }
 
 /// The activation the block applies to its sum, which a dropped block
-/// applies to the shortcut alone.
+/// applies to the shortcut alone, out of place: a typed op drops its
+/// `inplace` attribute, so a generic one must already be out of place.
 bool isActivation(Operation *op) {
-  return isa<ReluOp, SigmoidOp, SiluOp, HardswishOp, GeluOp>(op);
+  return isActivationOp(op) &&
+         !(isa<GenericOp>(op) && hasAtenTrait(op, AtenTrait::InPlace));
 }
 
 /// `value` followed back through branch ops along their operand 0:
@@ -516,7 +525,7 @@ Value buildDropRate(AtenBuilder &aten, Value scale, double rate,
                     MLIRContext *ctx) {
   if (!scale)
     return aten.floating(rate);
-  return aten.node("aten::mul", {scale, aten.floating(rate)},
+  return aten.node(AtenKind::mul, {scale, aten.floating(rate)},
                    TorchTensorType::get(ctx));
 }
 
@@ -525,7 +534,7 @@ Value buildKeepRate(AtenBuilder &aten, Value scale, double rate,
                     MLIRContext *ctx) {
   if (!scale)
     return aten.floating(1.0 - rate);
-  return aten.node("aten::rsub",
+  return aten.node(AtenKind::rsub,
                    {buildDropRate(aten, scale, rate, ctx), aten.floating(1.0),
                     aten.integer(1)},
                    TorchTensorType::get(ctx));
@@ -552,42 +561,44 @@ struct StochasticDepthToAten : OpConversionPattern<StochasticDepthOp> {
 
     auto unchanged = [&] { return branch; };
     auto expectation = [&]() -> Value {
-      return aten.node("aten::mul",
+      return aten.node(AtenKind::mul,
                        {branch, buildKeepRate(aten, scale, rate, ctx)},
                        tensorType);
     };
     auto dropPath = [&]() -> Value {
       // (B,) + (1,) * (x.dim() - 1), for a branch of any rank.
-      Value batch = aten.node("aten::size", {branch, aten.integer(0)}, intType);
-      Value rank = aten.node("aten::dim", {branch}, intType);
-      Value trailing = aten.node("aten::sub", {rank, aten.integer(1)}, intType);
+      Value batch =
+          aten.node(AtenKind::size, {branch, aten.integer(0)}, intType);
+      Value rank = aten.node(AtenKind::dim, {branch}, intType);
+      Value trailing =
+          aten.node(AtenKind::sub, {rank, aten.integer(1)}, intType);
       Value ones = aten.node(
-          "aten::mul",
+          AtenKind::mul,
           {aten.node("prim::ListConstruct", {aten.integer(1)}, intListType),
            trailing},
           intListType);
       Value shape = aten.node(
-          "aten::add",
+          AtenKind::add,
           {aten.node("prim::ListConstruct", {batch}, intListType), ones},
           intListType);
       Value noise = aten.node(
-          "aten::rand",
+          AtenKind::rand,
           {shape, aten.node("prim::dtype", {branch}, intType), aten.none(),
            aten.node("prim::device", {branch}, DeviceType::get(ctx)),
            aten.none()},
           tensorType);
       Value keepRate = buildKeepRate(aten, scale, rate, ctx);
       Value mask = aten.node(
-          "aten::type_as",
-          {aten.node("aten::lt", {noise, keepRate}, tensorType), branch},
+          AtenKind::type_as,
+          {aten.node(AtenKind::lt, {noise, keepRate}, tensorType), branch},
           tensorType);
       Value divisor =
-          scale ? aten.node("aten::clamp_min", {keepRate, aten.floating(1e-12)},
-                            tensorType)
+          scale ? aten.node(AtenKind::clamp_min,
+                            {keepRate, aten.floating(1e-12)}, tensorType)
                 : aten.floating(std::max(1.0 - rate, 1e-12));
       return aten.node(
-          "aten::mul",
-          {branch, aten.node("aten::div", {mask, divisor}, tensorType)},
+          AtenKind::mul,
+          {branch, aten.node(AtenKind::div, {mask, divisor}, tensorType)},
           tensorType);
     };
     IfOp lowered = op.getMethod() == "sample"
@@ -613,14 +624,14 @@ struct StochasticDepthKeepToAten : OpConversionPattern<StochasticDepthKeepOp> {
     auto tensorType = TorchTensorType::get(ctx);
     auto boolType = BoolType::get(ctx);
     auto draw = [&]() -> Value {
-      Value noise = aten.node("aten::rand",
+      Value noise = aten.node(AtenKind::rand,
                               {aten.intList({}), aten.none(), aten.none(),
                                aten.none(), aten.none()},
                               tensorType);
       Value drop = buildDropRate(aten, adaptor.getScale(),
                                  op.getDropRate().convertToDouble(), ctx);
-      return aten.node("aten::Bool",
-                       {aten.node("aten::ge", {noise, drop}, tensorType)},
+      return aten.node(AtenKind::Bool,
+                       {aten.node(AtenKind::ge, {noise, drop}, tensorType)},
                        boolType);
     };
     auto always = [&] { return aten.boolean(true); };
