@@ -222,33 +222,34 @@ struct BlurPoolToAten : OpConversionPattern<BlurPool2dOp> {
     auto tensorType = TorchTensorType::get(ctx);
     AtenBuilder aten(rewriter, blur.getLoc());
     Value input = adaptor.getInput();
-    Value height = aten.node("aten::size", {input, aten.integer(-2)}, intType);
-    Value width = aten.node("aten::size", {input, aten.integer(-1)}, intType);
+    Value height =
+        aten.node(AtenKind::size, {input, aten.integer(-2)}, intType);
+    Value width = aten.node(AtenKind::size, {input, aten.integer(-1)}, intType);
     Value smallest = aten.node("prim::min", {height, width}, intType);
-    Value tooSmall =
-        aten.node("aten::lt", {smallest, aten.integer(3)}, BoolType::get(ctx));
+    Value tooSmall = aten.node(AtenKind::lt, {smallest, aten.integer(3)},
+                               BoolType::get(ctx));
     auto subsample = [&]() {
       Value subsampled = input;
       for (auto [dim, step] : llvm::enumerate(stride))
         if (step > 1)
-          subsampled = aten.node("aten::slice",
+          subsampled = aten.node(AtenKind::slice,
                                  {subsampled, aten.integer(2 + dim),
                                   aten.none(), aten.none(), aten.integer(step)},
                                  tensorType);
       return subsampled;
     };
     auto blur2d = [&]() -> Value {
-      Value filter =
-          aten.node("aten::type_as", {adaptor.getFilter(), input}, tensorType);
+      Value filter = aten.node(AtenKind::type_as, {adaptor.getFilter(), input},
+                               tensorType);
       if (channels == 1) {
-        Value c = aten.node("aten::size", {input, aten.integer(1)}, intType);
+        Value c = aten.node(AtenKind::size, {input, aten.integer(1)}, intType);
         Value shape =
             aten.node("prim::ListConstruct",
                       {c, aten.integer(1), aten.integer(3), aten.integer(3)},
                       ListType::get(ctx, intType));
-        filter = aten.node("aten::expand", {filter, shape, aten.boolean(false)},
-                           tensorType);
-        return aten.node("aten::conv2d",
+        filter = aten.node(AtenKind::expand,
+                           {filter, shape, aten.boolean(false)}, tensorType);
+        return aten.node(AtenKind::conv2d,
                          {input, filter, aten.none(), aten.intList(stride),
                           aten.intList({1, 1}), aten.intList({1, 1}), c},
                          tensorType);

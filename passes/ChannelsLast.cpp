@@ -29,12 +29,8 @@ namespace {
 /// ConvTranspose2d's aten::conv_transpose2d, say): operand 1 of every aten
 /// convolution schema; null for other ops.
 Value getGenericConvolutionWeight(GenericOp op) {
-  static const llvm::StringSet<> convolutionKinds = {
-      "aten::conv1d",           "aten::conv2d",
-      "aten::conv3d",           "aten::conv_transpose1d",
-      "aten::conv_transpose2d", "aten::conv_transpose3d",
-      "aten::convolution",      "aten::_convolution"};
-  if (op->getNumOperands() < 2 || !convolutionKinds.contains(op.getKind()))
+  const AtenKindInfo *info = op.getKindInfo();
+  if (op->getNumOperands() < 2 || !info || !info->has(AtenTrait::Convolution))
     return {};
   return op->getOperand(1);
 }
@@ -94,9 +90,9 @@ Value ChannelsLastPass::convertAtEntry(OpBuilder &builder, BlockArgument arg) {
   if (type.getHasRank())
     return toChannelsLast(arg);
   AtenBuilder aten(builder, loc);
-  Value rank = aten.node("aten::dim", {arg}, IntType::get(ctx));
+  Value rank = aten.node(AtenKind::dim, {arg}, IntType::get(ctx));
   Value is4d =
-      aten.node("aten::eq", {rank, aten.integer(4)}, BoolType::get(ctx));
+      aten.node(AtenKind::eq, {rank, aten.integer(4)}, BoolType::get(ctx));
   IfOp ifOp = aten.ifElse(
       is4d, type, [&] { return toChannelsLast(arg); },
       [&]() -> Value { return arg; });

@@ -96,21 +96,21 @@ struct GhostBatchNormToAten : OpConversionPattern<GhostBatchNormOp> {
 
     auto inChunks = [&]() -> Value {
       int64_t ghostBatchSize = ghost.getGhostBatchSize();
-      Value batch = aten.node("aten::size",
+      Value batch = aten.node(AtenKind::size,
                               {adaptor.getInput(), aten.integer(0)}, intType);
       Value numChunks = aten.node(
-          "aten::floordiv",
-          {aten.node("aten::add", {batch, aten.integer(ghostBatchSize - 1)},
+          AtenKind::floordiv,
+          {aten.node(AtenKind::add, {batch, aten.integer(ghostBatchSize - 1)},
                      intType),
            aten.integer(ghostBatchSize)},
           intType);
       Value chunks =
-          aten.node("aten::chunk",
+          aten.node(AtenKind::chunk,
                     {adaptor.getInput(), numChunks, aten.integer(0)}, listType);
       // The loop runs over the list torch.chunk returned.
-      Value count = aten.node("aten::len", {chunks}, intType);
+      Value count = aten.node(AtenKind::len, {chunks}, intType);
       Value momentum =
-          aten.node("aten::div", {adaptor.getMomentum(), numChunks},
+          aten.node(AtenKind::div, {adaptor.getMomentum(), numChunks},
                     TorchFloatType::get(ctx));
       Value normalized = aten.node("prim::ListConstruct", {}, listType);
       Value isTrue = aten.boolean(true);
@@ -120,9 +120,9 @@ struct GhostBatchNormToAten : OpConversionPattern<GhostBatchNormOp> {
         OpBuilder::InsertionGuard loopGuard(rewriter);
         Block *body =
             rewriter.createBlock(&loop.getBody(), {}, {intType}, {loc});
-        Value chunk = aten.node("aten::__getitem__",
+        Value chunk = aten.node(AtenKind::getitem,
                                 {chunks, body->getArgument(0)}, tensorType);
-        aten.node("aten::append", {normalized, batchNorm(chunk, momentum)},
+        aten.node(AtenKind::append, {normalized, batchNorm(chunk, momentum)},
                   listType);
         rewriter.create<YieldOp>(loc, ValueRange{isTrue});
       }

@@ -129,14 +129,14 @@ struct SqueezeExciteToAten : OpConversionPattern<SqueezeExciteOp> {
     Location loc = se.getLoc();
     AtenBuilder aten(rewriter, loc);
     auto tensorType = TorchTensorType::get(ctx);
-    Value pooled = aten.node("aten::mean",
+    Value pooled = aten.node(AtenKind::mean,
                              {adaptor.getInput(), aten.intList({2, 3}),
                               aten.boolean(false), aten.none()},
                              tensorType);
     // The weights follow the activation's dtype: under mixed precision the
     // input is bf16/fp16 while the new weights stay fp32 (master weights).
     auto like = [&](Value weight) {
-      return aten.node("aten::type_as", {weight, pooled}, tensorType);
+      return aten.node(AtenKind::type_as, {weight, pooled}, tensorType);
     };
     Value hidden = rewriter.create<LinearOp>(
         loc, tensorType, pooled, like(adaptor.getFc1()), aten.none());
@@ -145,7 +145,8 @@ struct SqueezeExciteToAten : OpConversionPattern<SqueezeExciteOp> {
                                            like(adaptor.getFc2()), aten.none());
     gate = rewriter.create<SigmoidOp>(loc, tensorType, gate, UnitAttr());
     for (int i = 0; i < 2; ++i)
-      gate = aten.node("aten::unsqueeze", {gate, aten.integer(-1)}, tensorType);
+      gate =
+          aten.node(AtenKind::unsqueeze, {gate, aten.integer(-1)}, tensorType);
     rewriter.replaceOpWithNewOp<MulOp>(se, tensorType, adaptor.getInput(), gate,
                                        UnitAttr());
     return success();

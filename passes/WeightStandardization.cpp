@@ -49,16 +49,14 @@ ConvolutionSite getConvolutionSite(Operation *op) {
   auto generic = dyn_cast<GenericOp>(op);
   if (!generic || op->getNumOperands() < 2)
     return {};
-  static const llvm::StringSet<> convolutionKinds = {
-      "aten::conv1d", "aten::conv2d", "aten::conv3d"};
-  static const llvm::StringSet<> transposedKinds = {"aten::conv_transpose1d",
-                                                    "aten::conv_transpose2d",
-                                                    "aten::conv_transpose3d"};
-  if (convolutionKinds.contains(generic.getKind()))
-    return {&op->getOpOperand(1), false};
-  if (transposedKinds.contains(generic.getKind()))
-    return {&op->getOpOperand(1), true};
-  return {};
+  // aten::_convolution and aten::convolution are transposed or not by an
+  // operand the importer could not read, else they would be typed.
+  const AtenKindInfo *info = generic.getKindInfo();
+  if (!info || !info->has(AtenTrait::Convolution) ||
+      generic.isKind(AtenKind::_convolution) ||
+      generic.isKind(AtenKind::convolution))
+    return {};
+  return {&op->getOpOperand(1), info->has(AtenTrait::Transposed)};
 }
 
 /// The use of the weight to standardize: the convolution's weight operand,
@@ -232,22 +230,23 @@ struct StandardizeWeightToAten : OpConversionPattern<StandardizeWeightOp> {
     for (int64_t dim = 1; dim < rank.value_or(2); ++dim)
       dims.push_back(dim);
     auto varMean = rewriter.create<GenericOp>(
-        loc, TypeRange{tensorType, tensorType}, "aten::var_mean",
+        loc, TypeRange{tensorType, tensorType},
+        getAtenKindName(AtenKind::var_mean),
         ValueRange{weight, aten.intList(dims), aten.boolean(false),
                    aten.boolean(true)},
         DictionaryAttr());
     Value var = varMean.getResult(0), mean = varMean.getResult(1);
     Value one = aten.integer(1);
-    Value centered = aten.node("aten::sub", {weight, mean, one}, tensorType);
+    Value centered = aten.node(AtenKind::sub, {weight, mean, one}, tensorType);
     Value shifted = aten.node(
-        "aten::add", {var, aten.floating(op.getEps().convertToDouble()), one},
+        AtenKind::add, {var, aten.floating(op.getEps().convertToDouble()), one},
         tensorType);
-    Value std = aten.node("aten::sqrt", {shifted}, tensorType);
+    Value std = aten.node(AtenKind::sqrt, {shifted}, tensorType);
     Type resultType = op.getResult().getType();
-    Value standardized =
-        aten.node("aten::div", {centered, std}, rank ? resultType : tensorType);
+    Value standardized = aten.node(AtenKind::div, {centered, std},
+                                   rank ? resultType : tensorType);
     if (!rank)
-      standardized = aten.node("aten::reshape_as",
+      standardized = aten.node(AtenKind::reshape_as,
                                {standardized, adaptor.getWeight()}, resultType);
     rewriter.replaceOp(op, standardized);
     return success();

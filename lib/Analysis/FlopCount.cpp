@@ -105,7 +105,7 @@ std::optional<double> Counter::thenProbability(Value condition) {
     if (attr.getPath() == "training" || attr.getPath().ends_with(".training"))
       return 1.0;
   if (auto generic = dyn_cast<GenericOp>(def))
-    if (generic.getKind() == "aten::__not__" && generic.getNumOperands() == 1)
+    if (generic.isKind(AtenKind::not_operator) && generic.getNumOperands() == 1)
       if (std::optional<double> p = thenProbability(generic.getOperand(0)))
         return 1.0 - *p;
   return std::nullopt;

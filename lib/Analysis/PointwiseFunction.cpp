@@ -4,7 +4,6 @@
 #include "composer/Analysis/Matchers.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 
@@ -14,66 +13,47 @@ namespace {
 
 enum class ElementwiseKind { NotElementwise, Activation, Arithmetic, Power };
 
-/// What an aten kind, without its in-place `_`, computes per element.
-ElementwiseKind classifyKind(StringRef kind) {
-  return llvm::StringSwitch<ElementwiseKind>(kind)
-      .Cases("aten::relu", "aten::gelu", "aten::silu", "aten::sigmoid",
-             "aten::tanh", "aten::hardswish", ElementwiseKind::Activation)
-      .Cases("aten::mish", "aten::elu", "aten::selu", "aten::celu",
-             "aten::leaky_relu", "aten::softplus", "aten::relu6",
-             "aten::hardtanh", ElementwiseKind::Activation)
-      .Cases("aten::hardsigmoid", "aten::erf", "aten::exp", "aten::sqrt",
-             "aten::rsqrt", "aten::reciprocal", "aten::abs", "aten::log1p",
-             ElementwiseKind::Activation)
-      .Cases("aten::square", "aten::pow", ElementwiseKind::Power)
-      .Cases("aten::add", "aten::sub", "aten::rsub", "aten::mul", "aten::div",
-             "aten::neg", ElementwiseKind::Arithmetic)
-      .Default(ElementwiseKind::NotElementwise);
-}
-
-/// The kind of `op` and whether it writes its operand 0 in place.
+/// What `op` computes per element, and whether it writes its operand 0 in
+/// place. Only ops of one result and tensor arithmetic count.
 ElementwiseKind classify(Operation *op, bool &inplace) {
   inplace = false;
-  if (isa<GeluOp>(op))
-    return ElementwiseKind::Activation;
-  if (auto unary = dyn_cast<ReluOp>(op))
-    return inplace = unary.getInplace(), ElementwiseKind::Activation;
-  if (auto unary = dyn_cast<SigmoidOp>(op))
-    return inplace = unary.getInplace(), ElementwiseKind::Activation;
-  if (auto unary = dyn_cast<SiluOp>(op))
-    return inplace = unary.getInplace(), ElementwiseKind::Activation;
-  if (auto unary = dyn_cast<HardswishOp>(op))
-    return inplace = unary.getInplace(), ElementwiseKind::Activation;
-  if (auto add = dyn_cast<AddOp>(op))
-    return inplace = add.getInplace(), ElementwiseKind::Arithmetic;
-  if (auto mul = dyn_cast<MulOp>(op))
-    return inplace = mul.getInplace(), ElementwiseKind::Arithmetic;
-  auto generic = dyn_cast<GenericOp>(op);
-  if (!generic || op->getNumResults() != 1 || op->getNumOperands() == 0)
+  const AtenKindInfo *info = lookupAtenKind(op);
+  if (!info || op->getNumResults() != 1 || op->getNumOperands() == 0 ||
+      !isa<TorchTensorType>(op->getResult(0).getType()))
     return ElementwiseKind::NotElementwise;
-  StringRef kind = generic.getKind();
-  inplace = kind.consume_back("_");
-  return classifyKind(kind);
+  inplace = info->has(AtenTrait::InPlace);
+  // The kind without its in-place `_`.
+  StringRef kind = info->getName();
+  if (inplace)
+    kind = kind.drop_back();
+  auto is = [&](AtenKind base) { return kind == getAtenKindName(base); };
+  if (is(AtenKind::square) || is(AtenKind::pow))
+    return ElementwiseKind::Power;
+  if (is(AtenKind::add) || is(AtenKind::sub) || is(AtenKind::rsub) ||
+      is(AtenKind::mul) || is(AtenKind::div) || is(AtenKind::neg))
+    return ElementwiseKind::Arithmetic;
+  // A nonlinear function of one tensor (an activation, erf, exp).
+  if (info->has(AtenTrait::ElementwiseUnary))
+    return ElementwiseKind::Activation;
+  return ElementwiseKind::NotElementwise;
 }
 
 /// Whether `op` multiplies or divides: of two operands computed from the
 /// input, it is nonlinear (x * sigmoid(x)).
 bool isProduct(Operation *op) {
-  if (isa<MulOp>(op))
-    return true;
-  auto generic = dyn_cast<GenericOp>(op);
-  if (!generic)
+  const AtenKindInfo *info = lookupAtenKind(op);
+  if (!info)
     return false;
-  StringRef kind = generic.getKind();
-  kind.consume_back("_");
-  return kind == "aten::mul" || kind == "aten::div";
+  AtenKind kind = info->kind;
+  return llvm::is_contained(
+      {AtenKind::mul, AtenKind::mul_, AtenKind::div, AtenKind::div_}, kind);
 }
 
 } // namespace
 
 bool isActivationOp(Operation *op) {
-  bool inplace;
-  if (classify(op, inplace) != ElementwiseKind::Activation)
+  if (op->getNumResults() != 1 || op->getNumOperands() == 0 ||
+      !hasAtenTrait(op, AtenTrait::Activation))
     return false;
   return llvm::none_of(op->getOperands().drop_front(), [](Value operand) {
     return isa<TorchTensorType>(operand.getType());

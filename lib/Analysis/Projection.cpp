@@ -23,7 +23,7 @@ bool isOne(Value value) {
 
 GenericOp asAddmm(Operation *op) {
   auto generic = dyn_cast_or_null<GenericOp>(op);
-  if (!generic || generic.getKind() != "aten::addmm" ||
+  if (!generic || !generic.isKind(AtenKind::addmm) ||
       generic->getNumOperands() != 5 || generic->getNumResults() != 1 ||
       !isOne(generic->getOperand(3)) || !isOne(generic->getOperand(4)))
     return GenericOp();
@@ -67,17 +67,17 @@ bool isLeadingSizesPlusOne(Value list, Value x, std::optional<int64_t> &rank) {
         return false;
     return true;
   }
-  GenericOp concat = getGeneric(list, "aten::add");
+  GenericOp concat = getGeneric(list, AtenKind::add);
   if (!concat || concat->getNumOperands() != 2 ||
       getListElements(concat->getOperand(1)).size() != 1)
     return false;
   Value leading = concat->getOperand(0);
-  if (GenericOp copy = getGeneric(leading, "aten::list"))
+  if (GenericOp copy = getGeneric(leading, AtenKind::list))
     leading = copy->getOperand(0);
-  GenericOp slice = getGeneric(leading, "aten::slice");
+  GenericOp slice = getGeneric(leading, AtenKind::slice);
   if (!slice || slice->getNumOperands() != 4)
     return false;
-  GenericOp sizes = getGeneric(slice->getOperand(0), "aten::size");
+  GenericOp sizes = getGeneric(slice->getOperand(0), AtenKind::size);
   std::optional<int64_t> start = getConstantInt(slice->getOperand(1));
   std::optional<int64_t> end = getConstantInt(slice->getOperand(2));
   return sizes && sizes->getNumOperands() == 1 && sizes->getOperand(0) == x &&

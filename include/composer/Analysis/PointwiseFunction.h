@@ -43,8 +43,8 @@ std::optional<PointwiseFunction>
 matchPointwiseFunction(mlir::Value input,
                        PointwiseMismatch *mismatch = nullptr);
 
-/// Whether `op` is a single-op activation of its operand 0 (relu, gelu,
-/// silu, .., as typed ops or generic aten nodes).
+/// Whether `op` is a single-op activation of its operand 0: a kind with the
+/// Activation trait, typed or generic, whose other operands are no tensors.
 bool isActivationOp(mlir::Operation *op);
 
 } // namespace composer
