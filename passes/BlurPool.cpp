@@ -322,11 +322,11 @@ struct BlurMaxPoolToRuntime : OpConversionPattern<BlurPool2dOp> {
 
 } // namespace
 
-void composer::populateBlurPoolToAtenPatterns(RewritePatternSet &patterns) {
+static void populateBlurPoolToAtenPatterns(RewritePatternSet &patterns) {
   patterns.add<BlurPoolToAten>(patterns.getContext());
 }
 
-void composer::populateBlurPoolToRuntimePatterns(RewritePatternSet &patterns) {
+static void populateBlurPoolToRuntimePatterns(RewritePatternSet &patterns) {
   patterns.add<BlurPoolToRuntime>(patterns.getContext());
   patterns.addWithLabel<BlurMaxPoolToRuntime>({"max pools fused"},
                                               patterns.getContext());

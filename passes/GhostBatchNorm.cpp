@@ -215,13 +215,12 @@ struct CastGhostBatchNormToRuntime : OpConversionPattern<GhostBatchNormOp> {
 
 } // namespace
 
-void composer::populateGhostBatchNormToAtenPatterns(
-    RewritePatternSet &patterns) {
+static void populateGhostBatchNormToAtenPatterns(RewritePatternSet &patterns) {
   patterns.add<GhostBatchNormToAten>(patterns.getContext());
 }
 
-void composer::populateGhostBatchNormToRuntimePatterns(
-    RewritePatternSet &patterns) {
+static void
+populateGhostBatchNormToRuntimePatterns(RewritePatternSet &patterns) {
   patterns.add<GhostBatchNormToRuntime>(patterns.getContext());
   patterns.addWithLabel<CastGhostBatchNormToRuntime>({"input casts absorbed"},
                                                      patterns.getContext());

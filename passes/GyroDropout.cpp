@@ -440,14 +440,13 @@ struct GyroDropoutToAten : OpConversionPattern<GyroDropoutOp> {
 
 } // namespace
 
-void composer::populateGyroDropoutToAtenPatterns(RewritePatternSet &patterns) {
+static void populateGyroDropoutToAtenPatterns(RewritePatternSet &patterns) {
   patterns.add<GyroDropoutToAten>(patterns.getContext());
 }
 
 // No runtime kernel: the aten composition is two index_selects and a
 // multiply.
-void composer::populateGyroDropoutToRuntimePatterns(
-    RewritePatternSet &patterns) {
+static void populateGyroDropoutToRuntimePatterns(RewritePatternSet &patterns) {
   populateGyroDropoutToAtenPatterns(patterns);
 }
 

@@ -168,13 +168,12 @@ struct SqueezeExciteToRuntime : OpConversionPattern<SqueezeExciteOp> {
 
 } // namespace
 
-void composer::populateSqueezeExciteToAtenPatterns(
-    RewritePatternSet &patterns) {
+static void populateSqueezeExciteToAtenPatterns(RewritePatternSet &patterns) {
   patterns.add<SqueezeExciteToAten>(patterns.getContext());
 }
 
-void composer::populateSqueezeExciteToRuntimePatterns(
-    RewritePatternSet &patterns) {
+static void
+populateSqueezeExciteToRuntimePatterns(RewritePatternSet &patterns) {
   patterns.add<SqueezeExciteToRuntime>(patterns.getContext());
 }
 

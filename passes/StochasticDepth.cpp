@@ -644,15 +644,14 @@ struct StochasticDepthKeepToAten : OpConversionPattern<StochasticDepthKeepOp> {
 
 } // namespace
 
-void composer::populateStochasticDepthToAtenPatterns(
-    RewritePatternSet &patterns) {
+static void populateStochasticDepthToAtenPatterns(RewritePatternSet &patterns) {
   patterns.add<StochasticDepthToAten, StochasticDepthKeepToAten>(
       patterns.getContext());
 }
 
 // No runtime kernel: the aten composition is a mask and a multiply.
-void composer::populateStochasticDepthToRuntimePatterns(
-    RewritePatternSet &patterns) {
+static void
+populateStochasticDepthToRuntimePatterns(RewritePatternSet &patterns) {
   populateStochasticDepthToAtenPatterns(patterns);
 }
 

@@ -255,15 +255,15 @@ struct StandardizeWeightToAten : OpConversionPattern<StandardizeWeightOp> {
 
 } // namespace
 
-void composer::populateWeightStandardizationToAtenPatterns(
-    RewritePatternSet &patterns) {
+static void
+populateWeightStandardizationToAtenPatterns(RewritePatternSet &patterns) {
   patterns.add<StandardizeWeightToAten>(patterns.getContext());
 }
 
 /// The runtime has no kernel for it: the aten composition, which autograd
 /// differentiates, runs as is.
-void composer::populateWeightStandardizationToRuntimePatterns(
-    RewritePatternSet &patterns) {
+static void
+populateWeightStandardizationToRuntimePatterns(RewritePatternSet &patterns) {
   populateWeightStandardizationToAtenPatterns(patterns);
 }
 
