@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "AtenKindsEmitter.h"
+#include "Emitters.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"

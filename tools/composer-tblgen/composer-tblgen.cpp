@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "AtenKindsEmitter.h"
+#include "Emitters.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -16,14 +16,16 @@ using namespace llvm;
 
 namespace {
 
-enum class Action { GenAtenKindDecls, GenAtenKindDefs };
+enum class Action { GenAtenKindDecls, GenAtenKindDefs, GenMethodPassList };
 
 cl::opt<Action> action(
     cl::desc("What to generate:"),
     cl::values(clEnumValN(Action::GenAtenKindDecls, "gen-aten-kind-decls",
                           "The AtenKind enumeration"),
                clEnumValN(Action::GenAtenKindDefs, "gen-aten-kind-defs",
-                          "The table of aten kind traits")),
+                          "The table of aten kind traits"),
+               clEnumValN(Action::GenMethodPassList, "gen-method-pass-list",
+                          "The arguments of the method passes")),
     cl::Required);
 
 bool generate(raw_ostream &os, RecordKeeper &records) {
@@ -32,6 +34,8 @@ bool generate(raw_ostream &os, RecordKeeper &records) {
     return composer::tblgen::emitAtenKindDecls(os, records);
   case Action::GenAtenKindDefs:
     return composer::tblgen::emitAtenKindDefs(os, records);
+  case Action::GenMethodPassList:
+    return composer::tblgen::emitMethodPassList(os, records);
   }
   return true;
 }

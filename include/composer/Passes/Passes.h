@@ -6,6 +6,7 @@
 #include "composer/Dialect/Composer.h"
 #include "composer/Support/TorchUpstream.h"
 #include "mlir/Pass/Pass.h"
+#include "llvm/ADT/STLExtras.h"
 
 namespace composer {
 
@@ -14,6 +15,18 @@ namespace composer {
 
 #define GEN_PASS_REGISTRATION
 #include "composer/Passes/Passes.h.inc"
+
+/// The arguments of the method passes, sorted: the passes Passes.td
+/// declares as MethodPass. The other composer passes are infrastructure
+/// (type refinement, lowering), which tools comparing methods leave out.
+inline constexpr llvm::StringLiteral kMethodPassArguments[] = {
+#include "composer/Passes/MethodPasses.h.inc"
+};
+
+/// Whether `argument` ("composer-blurpool") names a method pass.
+inline bool isMethodPass(llvm::StringRef argument) {
+  return llvm::is_contained(kMethodPassArguments, argument);
+}
 
 /// Registers the named method pipelines (composer-mild, ...).
 void registerComposerPipelines();

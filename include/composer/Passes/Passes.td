@@ -5,6 +5,13 @@
 
 include "mlir/Pass/PassBase.td"
 
+// A speedup method's pass, as opposed to the infrastructure (type
+// refinement, lowering). Every method pass must be declared with it:
+// composer-tblgen -gen-method-pass-list lists them for isMethodPass
+// (Passes.h), by which --report-costs finds the methods to compare. A
+// method rewrites a whole model, so it is anchored on the module.
+class MethodPass<string passArg> : Pass<passArg, "::mlir::ModuleOp">;
+
 def RefineTypes : Pass<"composer-refine-types", "::mlir::ModuleOp"> {
   let summary = "Refine tensor shapes and dtypes from declared input specs";
   let description = [{
@@ -21,7 +28,7 @@ def RefineTypes : Pass<"composer-refine-types", "::mlir::ModuleOp"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
-def BlurPool : Pass<"composer-blurpool", "::mlir::ModuleOp"> {
+def BlurPool : MethodPass<"composer-blurpool"> {
   let summary = "BlurPool: blur before strided convolutions and max pools";
   let description = [{
     Zhang 2019 as METHODS.md states it. Strided 2-D convolutions with
@@ -49,7 +56,7 @@ def BlurPool : Pass<"composer-blurpool", "::mlir::ModuleOp"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
-def GhostBatchNorm : Pass<"composer-ghost-batchnorm", "::mlir::ModuleOp"> {
+def GhostBatchNorm : MethodPass<"composer-ghost-batchnorm"> {
   let summary = "Ghost BatchNorm: normalize training batches in small chunks";
   let description = [{
     Every batch_norm becomes a ghost_batch_norm (METHODS.md): in training,
@@ -66,7 +73,7 @@ def GhostBatchNorm : Pass<"composer-ghost-batchnorm", "::mlir::ModuleOp"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
-def FreezeLayers : Pass<"composer-freeze-layers", "::mlir::ModuleOp"> {
+def FreezeLayers : MethodPass<"composer-freeze-layers"> {
   let summary = "Layer freezing, static form: freeze the first layers";
   let description = [{
     Layers are the modules owning parameters, in the order @forward first
@@ -89,7 +96,7 @@ def FreezeLayers : Pass<"composer-freeze-layers", "::mlir::ModuleOp"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
-def ChannelsLast : Pass<"composer-channels-last", "::mlir::ModuleOp"> {
+def ChannelsLast : MethodPass<"composer-channels-last"> {
   let summary = "Channels-last: NHWC memory format for convolutions";
   let description = [{
     A memory format, not a transpose (METHODS.md): the weights of 2-D
@@ -102,7 +109,7 @@ def ChannelsLast : Pass<"composer-channels-last", "::mlir::ModuleOp"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
-def SqueezeExcite : Pass<"composer-squeeze-excite", "::mlir::ModuleOp"> {
+def SqueezeExcite : MethodPass<"composer-squeeze-excite"> {
   let summary = "Squeeze-Excite: a channel gate after large convolutions";
   let description = [{
     After each 2-D convolution with min(in, out channels) >= min-channels
@@ -122,7 +129,7 @@ def SqueezeExcite : Pass<"composer-squeeze-excite", "::mlir::ModuleOp"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
-def Factorize : Pass<"composer-factorize", "::mlir::ModuleOp"> {
+def Factorize : MethodPass<"composer-factorize"> {
   let summary = "Factorize: large convolutions and linears as low-rank pairs";
   let description = [{
     Composer's Factorize (METHODS.md). A 2-D convolution with groups 1 and
@@ -163,7 +170,7 @@ def Factorize : Pass<"composer-factorize", "::mlir::ModuleOp"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
-def MixedPrecision : Pass<"composer-mixed-precision", "::mlir::ModuleOp"> {
+def MixedPrecision : MethodPass<"composer-mixed-precision"> {
   let summary = "Mixed precision: autocast as a graph rewrite";
   let description = [{
     Following PyTorch autocast's lists (METHODS.md): convolutions, linear and
@@ -204,7 +211,7 @@ def MixedPrecision : Pass<"composer-mixed-precision", "::mlir::ModuleOp"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
-def LowPrecisionNorms : Pass<"composer-low-precision-norms", "::mlir::ModuleOp"> {
+def LowPrecisionNorms : MethodPass<"composer-low-precision-norms"> {
   let summary = "Low-precision LayerNorm/GroupNorm under mixed precision";
   let description = [{
     Composer's low-precision LayerNorm and GroupNorm (METHODS.md): after
@@ -229,7 +236,7 @@ def LowPrecisionNorms : Pass<"composer-low-precision-norms", "::mlir::ModuleOp">
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
-def GatedLinearUnits : Pass<"composer-glu", "::mlir::ModuleOp"> {
+def GatedLinearUnits : MethodPass<"composer-glu"> {
   let summary = "Gated linear units: gated transformer feed-forwards";
   let description = [{
     Shazeer 2020 as METHODS.md states it and Composer's GatedLinearUnits
@@ -254,7 +261,7 @@ def GatedLinearUnits : Pass<"composer-glu", "::mlir::ModuleOp"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
-def ALiBi : Pass<"composer-alibi", "::mlir::ModuleOp"> {
+def ALiBi : MethodPass<"composer-alibi"> {
   let summary = "ALiBi: linear attention biases instead of position embeddings";
   let description = [{
     Press et al. 2021 as METHODS.md states it, on attention found from the
@@ -291,7 +298,7 @@ def ALiBi : Pass<"composer-alibi", "::mlir::ModuleOp"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
-def StochasticDepth : Pass<"composer-stochastic-depth", "::mlir::ModuleOp"> {
+def StochasticDepth : MethodPass<"composer-stochastic-depth"> {
   let summary = "Stochastic depth: drop residual branches at random in training";
   let description = [{
     Huang et al. 2016 / DropPath as METHODS.md states it, on residual blocks
@@ -330,7 +337,7 @@ def StochasticDepth : Pass<"composer-stochastic-depth", "::mlir::ModuleOp"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
-def GyroDropout : Pass<"composer-gyro-dropout", "::mlir::ModuleOp"> {
+def GyroDropout : MethodPass<"composer-gyro-dropout"> {
   let summary = "GyroDropout: dropout from a fixed pool of masks";
   let description = [{
     Lee et al. 2022 as METHODS.md states it and Composer's GyroDropoutLayer
@@ -404,8 +411,7 @@ def LowerToRuntime : Pass<"composer-lower-to-runtime", "::mlir::ModuleOp"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
-def WeightStandardization
-    : Pass<"composer-weight-standardization", "::mlir::ModuleOp"> {
+def WeightStandardization : MethodPass<"composer-weight-standardization"> {
   let summary = "Weight standardization: standardize convolution weights";
   let description = [{
     Qiao et al. 2019 as METHODS.md states it and Composer's

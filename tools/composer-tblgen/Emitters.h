@@ -1,7 +1,7 @@
-//===- AtenKindsEmitter.h - the aten kind table from TableGen ---*- C++ -*-===//
+//===- Emitters.h - composer-tblgen's backends ------------------*- C++ -*-===//
 
-#ifndef COMPOSER_TBLGEN_ATENKINDSEMITTER_H
-#define COMPOSER_TBLGEN_ATENKINDSEMITTER_H
+#ifndef COMPOSER_TBLGEN_EMITTERS_H
+#define COMPOSER_TBLGEN_EMITTERS_H
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -18,6 +18,11 @@ bool emitAtenKindDecls(llvm::raw_ostream &os,
 /// The AtenKindInfo table, in the enumeration's order.
 bool emitAtenKindDefs(llvm::raw_ostream &os, const llvm::RecordKeeper &records);
 
+/// The argument of every MethodPass record, sorted, as string literals
+/// separated by commas: the initializer of an array.
+bool emitMethodPassList(llvm::raw_ostream &os,
+                        const llvm::RecordKeeper &records);
+
 } // namespace composer::tblgen
 
-#endif // COMPOSER_TBLGEN_ATENKINDSEMITTER_H
+#endif // COMPOSER_TBLGEN_EMITTERS_H
