@@ -1,22 +1,24 @@
 //===- ALiBi.cpp - attention with linear biases ---------------------------===//
 //
 // ALiBi (Press et al. 2021) as METHODS.md states it, on attention found from
-// the graph in any model: a softmax over the last dimension of scores
-// computed from matmul(q, k^T) (scaled, masked by masked_fill or where, or
-// plus an additive mask) whose probabilities feed matmul(., v). Before the
-// softmax the pass adds -m_h |i - j|, i and j built at run time from the
-// scores' sizes, so nothing depends on a maximum sequence length. Learned
-// position embeddings (an embedding of torch.arange positions added to
-// another value) leave the graph, and fixed-size causal masks (a buffer
-// sliced to the sequence length) become tril(ones) of the scores' size;
-// export checks that such a buffer holds lower-triangular ones
-// (lib/TorchScript/State.cpp, initializer "tril_ones"). Everything is built
-// from aten ops, so there is nothing to lower.
+// the graph in any model (composer/Analysis/Attention.h): a softmax over the
+// last dimension of scores computed from matmul(q, k^T) (scaled, masked by
+// masked_fill or where, or plus an additive mask) whose probabilities feed
+// matmul(., v). Before the softmax the pass adds -m_h |i - j|, i and j
+// built at run time from the scores' sizes, so nothing depends on a maximum
+// sequence length. Learned position embeddings (an embedding of
+// torch.arange positions added to another value) leave the graph, and
+// fixed-size causal masks (a buffer sliced to the sequence length) become
+// tril(ones) of the scores' size; export checks that such a buffer holds
+// lower-triangular ones (lib/TorchScript/State.cpp, initializer
+// "tril_ones"). Everything is built from aten ops, so there is nothing to
+// lower.
 //
 //===----------------------------------------------------------------------===//
 
 #include "PassUtils.h"
 #include "Report.h"
+#include "composer/Analysis/Attention.h"
 #include "composer/Analysis/Matchers.h"
 #include "composer/Passes/Passes.h"
 #include "composer/Support/StatePaths.h"
@@ -45,8 +47,6 @@ constexpr StringLiteral kAlibiAttrName = "composer.alibi";
 constexpr StringRef kCausalMaskInit = kTrilOnesInit;
 constexpr StringRef kPositionIdsInit = kArangeInit;
 constexpr StringRef kTokenTypesInit = kZerosInit;
-/// How far the pass follows values between the ops of one attention.
-constexpr unsigned kMaxChainLength = 16;
 
 /// Press et al.'s slopes, m_h = 2^(-8h/H) for h = 1..H when H is a power of
 /// two; otherwise the slopes of the closest lower power of two n, then every
@@ -61,21 +61,6 @@ SmallVector<double> getAlibiSlopes(int64_t heads) {
   return slopes;
 }
 
-/// Whether `value` is a size of a tensor (aten::size, an element of its
-/// list, or the same as a 0-d tensor): the batch a product with the head
-/// count is taken with.
-bool isSizeDerived(Value value, unsigned depth = 0) {
-  Operation *def = value.getDefiningOp();
-  if (!def || depth > 4)
-    return false;
-  if (isGenericOf(def, {AtenKind::size}))
-    return true;
-  if (isGenericOf(def, {AtenKind::getitem, AtenKind::Int}) ||
-      isGenericOf(def, {"prim::ListUnpack", "prim::NumToTensor"}))
-    return isSizeDerived(def->getOperand(0), depth + 1);
-  return false;
-}
-
 /// Whether `value` is None or the constant `expected`.
 bool isNoneOrInt(Value value, int64_t expected) {
   if (isa<TorchNoneType>(value.getType()))
@@ -83,20 +68,6 @@ bool isNoneOrInt(Value value, int64_t expected) {
   std::optional<int64_t> constant = getConstantInt(value);
   return constant && *constant == expected;
 }
-
-/// The head count of an attention: a constant, an int the graph computes
-/// (a module attribute, say), or, for scores known to be [B, H, Tq, Tk]
-/// whose view leaves H to run time (`view(B, T, -1, D)`, sizes listed as
-/// `list(x.size()[:-1]) + [H, D]` with H unknown), the scores' size(-3).
-struct HeadCount {
-  std::optional<int64_t> constant;
-  Value value;
-  bool fromScores = false;
-};
-
-/// How scores hold heads: [B, H, Tq, Tk] (split), or [B*H, Tq, Tk] (merged,
-/// as nn.MultiheadAttention's bmm has them, batch-major).
-enum class HeadLayout { Split, Merged };
 
 /// Sites the pass could not rewrite, with the reason: attention it could not
 /// bias, position embeddings it could not remove. Any of them makes the
@@ -106,320 +77,6 @@ struct Refusal {
   std::string reason;
 };
 using Refusals = SmallVector<Refusal>;
-
-/// The elements of an int[] operand: prim::ListConstruct's operands or a
-/// constant list's integers.
-std::optional<SmallVector<OpFoldResult>> getListElements(Value list) {
-  if (auto construct = getGeneric(list, "prim::ListConstruct"))
-    return SmallVector<OpFoldResult>(construct->getOperands());
-  if (auto constant = list.getDefiningOp<ConstantOp>())
-    if (auto array = dyn_cast<ArrayAttr>(constant.getValue()))
-      return SmallVector<OpFoldResult>(array.getValue());
-  return std::nullopt;
-}
-
-/// The last elements of an int[] operand, as far as the graph tells them:
-/// `complete` when `elements` is the whole list. Lists built by
-/// concatenation (`list(t.size()[:-1]) + [heads, head_dim]`) end in the
-/// known elements of their last part; a part of unknown length (a size
-/// list, a slice of one) hides everything before it.
-struct ListSuffix {
-  SmallVector<OpFoldResult> elements;
-  bool complete = false;
-};
-
-std::optional<ListSuffix> getListSuffix(Value list, unsigned depth = 0) {
-  if (!isa<ListType>(list.getType()) || depth > kMaxChainLength)
-    return std::nullopt;
-  if (std::optional<SmallVector<OpFoldResult>> elements = getListElements(list))
-    return ListSuffix{std::move(*elements), /*complete=*/true};
-  if (auto copy = getGeneric(list, AtenKind::list))
-    return getListSuffix(copy->getOperand(0), depth + 1);
-  auto concat = getGeneric(list, AtenKind::add);
-  if (!concat || concat->getNumOperands() != 2)
-    return ListSuffix();
-  std::optional<ListSuffix> tail =
-      getListSuffix(concat->getOperand(1), depth + 1);
-  if (!tail || !tail->complete)
-    return tail;
-  std::optional<ListSuffix> head =
-      getListSuffix(concat->getOperand(0), depth + 1);
-  if (!head)
-    return std::nullopt;
-  llvm::append_range(head->elements, tail->elements);
-  return head;
-}
-
-std::optional<int64_t> getFoldedInt(OpFoldResult element) {
-  if (auto attr = dyn_cast<Attribute>(element)) {
-    auto integer = dyn_cast<IntegerAttr>(attr);
-    return integer ? std::optional(integer.getInt()) : std::nullopt;
-  }
-  return getConstantInt(cast<Value>(element));
-}
-
-/// The head count and layout of the scores `operand` (q, or k^T) is read
-/// into: `operand` followed back through transposes, permutes, casts and
-/// scalings to the view/reshape that splits heads out, whose sizes give H
-/// at the position the heads end up in (dimension 1 of a rank-4 operand,
-/// a factor of dimension 0 of a rank-3 one).
-std::optional<std::pair<HeadCount, HeadLayout>> findHeadCount(Value operand) {
-  // The ops from the view to `operand`, last first.
-  SmallVector<Operation *> moves;
-  Value value = operand;
-  std::optional<ListSuffix> sizes;
-  for (unsigned step = 0; step < kMaxChainLength && !sizes; ++step) {
-    Operation *def = value.getDefiningOp();
-    if (!def || def->getNumOperands() == 0)
-      return std::nullopt;
-    if (isa<ViewOp, ReshapeOp>(def) ||
-        isGenericOf(def, {AtenKind::view, AtenKind::reshape})) {
-      sizes = getListSuffix(def->getOperand(1));
-      if (!sizes)
-        return std::nullopt;
-      break;
-    }
-    if (isGenericOf(def, {AtenKind::transpose, AtenKind::permute}))
-      moves.push_back(def);
-    else if (!isa<ContiguousOp, ToDtypeOp, MulOp>(def) &&
-             !isGenericOf(def,
-                          {AtenKind::contiguous, AtenKind::to, AtenKind::mul,
-                           AtenKind::div, AtenKind::clone, AtenKind::type_as}))
-      return std::nullopt;
-    value = def->getOperand(0);
-  }
-  if (!sizes)
-    return std::nullopt;
-  // The view's rank: its list's length, or else a permute's on the way.
-  int64_t rank = sizes->complete ? int64_t(sizes->elements.size()) : 0;
-  for (Operation *move : moves)
-    if (!sizes->complete && cast<GenericOp>(move).isKind(AtenKind::permute))
-      if (std::optional<SmallVector<OpFoldResult>> perm =
-              getListElements(move->getOperand(1)))
-        rank = perm->size();
-  if ((rank != 4 && rank != 3) || int64_t(sizes->elements.size()) > rank)
-    return std::nullopt;
-  // The known elements are the last ones; the unknown ones before them are
-  // left empty.
-  SmallVector<OpFoldResult> known(rank - sizes->elements.size(),
-                                  OpFoldResult());
-  llvm::append_range(known, sizes->elements);
-  // Which view dimension each position of `operand` holds.
-  SmallVector<int64_t> order = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-  auto normalize = [&](OpFoldResult dim) -> std::optional<int64_t> {
-    std::optional<int64_t> index = getFoldedInt(dim);
-    if (!index || *index < -rank || *index >= rank)
-      return std::nullopt;
-    return *index < 0 ? *index + rank : *index;
-  };
-  for (Operation *move : llvm::reverse(moves)) {
-    if (cast<GenericOp>(move).isKind(AtenKind::transpose)) {
-      std::optional<int64_t> a = normalize(move->getOperand(1));
-      std::optional<int64_t> b = normalize(move->getOperand(2));
-      if (!a || !b)
-        return std::nullopt;
-      std::swap(order[*a], order[*b]);
-      continue;
-    }
-    std::optional<SmallVector<OpFoldResult>> perm =
-        getListElements(move->getOperand(1));
-    if (!perm || int64_t(perm->size()) != rank)
-      return std::nullopt;
-    SmallVector<int64_t> permuted;
-    for (OpFoldResult dim : *perm) {
-      std::optional<int64_t> index = normalize(dim);
-      if (!index)
-        return std::nullopt;
-      permuted.push_back(order[*index]);
-    }
-    order = permuted;
-  }
-  // A constant below 1 (view's -1) leaves the count to run time.
-  auto fromSize = [](OpFoldResult size) -> std::optional<HeadCount> {
-    if (!size)
-      return std::nullopt;
-    if (std::optional<int64_t> constant = getFoldedInt(size))
-      return *constant >= 1 ? std::optional(HeadCount{constant, Value()})
-                            : std::nullopt;
-    auto value = cast<Value>(size);
-    if (isa<IntType>(value.getType()))
-      return HeadCount{std::nullopt, value};
-    return std::nullopt;
-  };
-  if (rank == 4) {
-    std::optional<HeadCount> heads = fromSize(known[order[1]]);
-    if (!heads)
-      heads = HeadCount{std::nullopt, Value(), /*fromScores=*/true};
-    return std::make_pair(*heads, HeadLayout::Split);
-  }
-  // Merged: B * H, as an int product (scripted) or aten::Int of a tensor
-  // product (traced); H is the factor that is not a size.
-  auto product = dyn_cast_if_present<Value>(known[order[0]]);
-  if (!product)
-    return std::nullopt;
-  if (auto toInt = getGeneric(product, AtenKind::Int))
-    product = toInt->getOperand(0);
-  Operation *mul = product.getDefiningOp();
-  if (!mul || !(isa<MulOp>(mul) || isGenericOf(mul, {AtenKind::mul})))
-    return std::nullopt;
-  Value lhs = mul->getOperand(0), rhs = mul->getOperand(1);
-  for (auto [factor, other] : {std::pair(rhs, lhs), std::pair(lhs, rhs)}) {
-    if (std::optional<int64_t> constant = getConstantInt(factor);
-        constant && *constant >= 1)
-      return std::make_pair(HeadCount{constant, Value()}, HeadLayout::Merged);
-    if (isSizeDerived(other) && !isSizeDerived(factor) &&
-        isa<IntType>(factor.getType()))
-      return std::make_pair(HeadCount{std::nullopt, factor},
-                            HeadLayout::Merged);
-  }
-  return std::nullopt;
-}
-
-/// H from scores typed [B, H, Tq, Tk] (composer-refine-types' shapes).
-std::optional<std::pair<HeadCount, HeadLayout>>
-getTypedHeadCount(Value scores) {
-  auto type = dyn_cast<TorchTensorType>(scores.getType());
-  if (!type || !type.getHasRank() || type.getRank() != 4 ||
-      type.getSizes()[1] == TorchTensorType::kUnknownSize)
-    return std::nullopt;
-  return std::make_pair(HeadCount{type.getSizes()[1], Value()},
-                        HeadLayout::Split);
-}
-
-/// What the pass found between a softmax and the q k^T matmul.
-struct Scores {
-  Operation *matmul = nullptr;
-  /// The mask operands of masked_fill / where ops on the way.
-  SmallVector<OpOperand *> masks;
-  /// Additive masks read from a buffer (left alone, reported).
-  SmallVector<Value> additiveMasks;
-};
-
-bool isMatmul(Operation *op) {
-  return isa_and_nonnull<MatmulOp>(op) ||
-         isGenericOf(op, {AtenKind::matmul, AtenKind::bmm});
-}
-
-/// Follows `logits` back to the matmul of q and k: through additive masks,
-/// masked_fill and where masks, scalings and casts.
-bool findScores(Value logits, Scores &scores, unsigned depth = 0) {
-  Operation *def = logits.getDefiningOp();
-  if (!def || depth > kMaxChainLength)
-    return false;
-  if (isMatmul(def)) {
-    scores.matmul = def;
-    return true;
-  }
-  auto isTensor = [](Value value) {
-    return isa<TorchTensorType>(value.getType());
-  };
-  // Either operand of an add or a product may carry the scores.
-  if (isa<AddOp, MulOp>(def) ||
-      isGenericOf(def, {AtenKind::add, AtenKind::mul})) {
-    for (unsigned i : {0u, 1u}) {
-      Scores found = scores;
-      if (!isTensor(def->getOperand(i)) ||
-          !findScores(def->getOperand(i), found, depth + 1))
-        continue;
-      Value other = def->getOperand(1 - i);
-      if (isa<AddOp>(def) || isGenericOf(def, {AtenKind::add}))
-        found.additiveMasks.push_back(other);
-      scores = std::move(found);
-      return true;
-    }
-    return false;
-  }
-  if (isGenericOf(def, {AtenKind::masked_fill, AtenKind::masked_fill_})) {
-    scores.masks.push_back(&def->getOpOperand(1));
-    return findScores(def->getOperand(0), scores, depth + 1);
-  }
-  if (isGenericOf(def, {AtenKind::where}) && def->getNumOperands() == 3) {
-    scores.masks.push_back(&def->getOpOperand(0));
-    return findScores(def->getOperand(1), scores, depth + 1);
-  }
-  if (isa<ToDtypeOp, ContiguousOp>(def) ||
-      isGenericOf(def, {AtenKind::div, AtenKind::true_divide, AtenKind::to,
-                        AtenKind::type_as, AtenKind::contiguous,
-                        AtenKind::to_float}))
-    return findScores(def->getOperand(0), scores, depth + 1);
-  return false;
-}
-
-/// Whether the probabilities `probs` are multiplied with v: operand 0 of a
-/// matmul, after dropout or casts, possibly through a composer.if.
-bool feedsValueMatmul(Value probs, unsigned depth = 0) {
-  if (depth > kMaxChainLength)
-    return false;
-  for (OpOperand &use : probs.getUses()) {
-    Operation *user = use.getOwner();
-    if (isMatmul(user) && use.getOperandNumber() == 0)
-      return true;
-    if (isa<YieldOp>(user) && isa<IfOp>(user->getParentOp()) &&
-        feedsValueMatmul(user->getParentOp()->getResult(use.getOperandNumber()),
-                         depth + 1))
-      return true;
-    if ((isa<DropoutOp, ToDtypeOp, ContiguousOp>(user) ||
-         isGenericOf(user, {AtenKind::dropout, AtenKind::to, AtenKind::type_as,
-                            AtenKind::contiguous})) &&
-        use.getOperandNumber() == 0 &&
-        feedsValueMatmul(user->getResult(0), depth + 1))
-      return true;
-  }
-  return false;
-}
-
-/// Whether `value` is a table of the model's state that no input reaches:
-/// a buffer or parameter, sliced, indexed or computed from (rotary
-/// embeddings' cos and sin, by position).
-bool isStateTable(Value value) {
-  SmallVector<std::pair<Value, unsigned>> worklist = {{value, 0}};
-  bool readsState = false;
-  llvm::SmallPtrSet<Value, 16> seen;
-  while (!worklist.empty()) {
-    auto [current, depth] = worklist.pop_back_val();
-    if (!seen.insert(current).second)
-      continue;
-    Operation *def = current.getDefiningOp();
-    if (!def || depth > kMaxChainLength)
-      return false;
-    if (isa<GetParamOp>(def)) {
-      readsState = true;
-      continue;
-    }
-    // Sizes are ints: slicing a table to the sequence length reads no input.
-    for (Value operand : def->getOperands())
-      if (isa<TorchTensorType>(operand.getType()))
-        worklist.push_back({operand, depth + 1});
-  }
-  return readsState;
-}
-
-/// Whether q (or k^T) carries rotary position embeddings: after layout
-/// ops, x * cos + rotate(x) * sin with cos and sin state tables.
-bool carriesRotaryEmbedding(Value operand) {
-  for (unsigned depth = 0; depth <= kMaxChainLength; ++depth) {
-    Operation *def = operand.getDefiningOp();
-    if (!def)
-      return false;
-    if (isa<AddOp>(def) || isGenericOf(def, {AtenKind::add})) {
-      auto isTableProduct = [](Value term) {
-        Operation *mul = term.getDefiningOp();
-        return mul && (isa<MulOp>(mul) || isGenericOf(mul, {AtenKind::mul})) &&
-               (isStateTable(mul->getOperand(0)) ||
-                isStateTable(mul->getOperand(1)));
-      };
-      return isTableProduct(def->getOperand(0)) &&
-             isTableProduct(def->getOperand(1));
-    }
-    if (!(isa<ViewOp, ReshapeOp, ContiguousOp, ToDtypeOp>(def) ||
-          isGenericOf(def, {AtenKind::transpose, AtenKind::permute,
-                            AtenKind::contiguous, AtenKind::to, AtenKind::div,
-                            AtenKind::mul})))
-      return false;
-    operand = def->getOperand(0);
-  }
-  return false;
-}
 
 /// Whether `value` can be read at `op`: defined in a region around it,
 /// before it.
@@ -473,32 +130,6 @@ bool hasDistanceBias(Value logits) {
   });
 }
 
-/// nn.MultiheadAttention, scripted: its fused fast path (which takes no
-/// bias) runs when a condition holds, and `site`'s op-by-op path otherwise,
-/// in the else region of a composer.if around `site` whose then region has
-/// the fused op, or (TorchScript's early return) whose condition another
-/// composer.if with the fused op computes. Returns those fused ops.
-SmallVector<GenericOp> findFusedFastPaths(Operation *site) {
-  SmallVector<GenericOp> fused;
-  auto collect = [&](Region &region) {
-    region.walk([&](GenericOp op) {
-      if (op.isKind(AtenKind::_native_multi_head_attention))
-        fused.push_back(op);
-    });
-  };
-  for (Operation *parent = site->getParentOp(); parent;
-       parent = parent->getParentOp()) {
-    auto ifOp = dyn_cast<IfOp>(parent);
-    if (!ifOp || !ifOp.getElseRegion().isAncestor(site->getParentRegion()))
-      continue;
-    collect(ifOp.getThenRegion());
-    if (auto returned = ifOp.getCondition().getDefiningOp<IfOp>())
-      for (Region &region : returned->getRegions())
-        collect(region);
-  }
-  return fused;
-}
-
 /// Makes the condition of the composer.if that runs `fused` false wherever
 /// it is read (it is also TorchScript's early-return flag), so the op-by-op
 /// path always runs.
@@ -515,47 +146,28 @@ void disableFastPath(GenericOp fused, PatternRewriter &rewriter) {
   rewriter.replaceAllUsesWith(condition, never);
 }
 
-/// Ops a causal mask passes through on its way to masked_fill / where.
-bool isMaskTransform(Operation *op) {
-  return isa<ToDtypeOp>(op) ||
-         isGenericOf(op, {AtenKind::bitwise_not, AtenKind::logical_not,
-                          AtenKind::eq, AtenKind::ne, AtenKind::to,
-                          AtenKind::type_as});
-}
-
 /// The fixed-size causal masks the pass rebuilds from the sequence length.
 class CausalMasks {
 public:
   CausalMasks(SymbolTableCollection &symbolTables, SiteReport &report)
       : symbolTables(symbolTables), report(report) {}
 
-  /// If `maskUse` (masked_fill's mask, where's condition) reads a buffer
-  /// sliced to the scores' size, `buffer[..., r0:, c0:]`, reads
+  /// If the select `mask` (masked_fill's mask, where's condition) reads a
+  /// buffer sliced to the scores' size, `buffer[..., r0:, c0:]`, reads
   /// tril(ones(Tq, Tk), r0 - c0) of the size of `scored` (the tensor
   /// masked) instead and records that the buffer must be lower-triangular
   /// ones. Masks computed otherwise already fit any length.
-  void rewrite(OpOperand *maskUse, Value scored, PatternRewriter &rewriter) {
-    Operation *consumer = maskUse->getOwner();
-    // From the mask back to the buffer: transforms, then slices.
-    SmallVector<Operation *> transforms;
-    Value value = maskUse->get();
-    while (Operation *def = value.getDefiningOp()) {
-      if (!isMaskTransform(def) || transforms.size() > kMaxChainLength)
-        break;
-      transforms.push_back(def);
-      value = def->getOperand(0);
-    }
-    Value sliced = value;
-    SmallVector<GenericOp> slices;
-    while (auto slice = getGeneric(value, AtenKind::slice)) {
-      if (slice->getNumOperands() != 5)
-        break;
-      slices.push_back(slice);
-      value = slice->getOperand(0);
-    }
-    auto read = value.getDefiningOp<GetParamOp>();
-    if (!read)
+  void rewrite(const AttentionMask &mask, Value scored,
+               PatternRewriter &rewriter) {
+    std::optional<StateMask> state = traceStateMask(mask);
+    if (!state)
       return;
+    OpOperand *maskUse = mask.operand;
+    Operation *consumer = maskUse->getOwner();
+    GetParamOp read = state->read;
+    ArrayRef<GenericOp> slices = state->slices;
+    ArrayRef<Operation *> transforms = state->transforms;
+    Value sliced = state->sliced;
     auto skip = [&](StringRef reason) { report.skip(consumer, reason); };
     auto buffer =
         dyn_cast_or_null<BufferOp>(lookupStateDecl(read, symbolTables));
@@ -628,9 +240,9 @@ public:
                    aten.node("prim::device", {scored}, DeviceType::get(ctx)),
                    aten.none()},
                   TorchTensorType::get(ctx));
-    Value mask = aten.node(AtenKind::tril, {ones, diagonal}, sliced.getType());
+    Value tril = aten.node(AtenKind::tril, {ones, diagonal}, sliced.getType());
     IRMapping mapping;
-    mapping.map(sliced, mask);
+    mapping.map(sliced, tril);
     for (Operation *transform : llvm::reverse(transforms))
       rewriter.clone(*transform, mapping);
     rewriter.modifyOpInPlace(consumer, [&] {
@@ -654,11 +266,8 @@ public:
   }
 
   /// Reports an additive mask read from a buffer, which the pass leaves.
-  void reportAdditive(Value mask, Operation *site) {
-    Value value = mask;
-    while (auto slice = getGeneric(value, AtenKind::slice))
-      value = slice->getOperand(0);
-    if (value.getDefiningOp<GetParamOp>())
+  void reportAdditive(const AttentionMask &mask, Operation *site) {
+    if (traceStateMask(mask))
       report.skip(site, "an additive mask read from a buffer is left as it is");
   }
 
@@ -799,7 +408,9 @@ struct BiasAttention : OpRewritePattern<SoftmaxOp> {
                                 PatternRewriter &rewriter) const override {
     // Sites are softmaxes whose probabilities weigh values; others (a
     // classifier's) go unreported.
-    if (!feedsValueMatmul(softmax.getResult()))
+    std::string mismatch;
+    FailureOr<AttentionSite> site = matchAttention(softmax, mismatch);
+    if (failed(site) && mismatch.empty())
       return failure();
     if (softmax->hasAttr(kAlibiAttrName) ||
         hasDistanceBias(softmax.getSelf())) {
@@ -811,31 +422,17 @@ struct BiasAttention : OpRewritePattern<SoftmaxOp> {
       refusals.push_back({softmax.getLoc(), reason.str()});
       return failure();
     };
-    auto type = dyn_cast<TorchTensorType>(softmax.getSelf().getType());
-    int64_t dim = softmax.getDim();
-    if (dim != -1 && !(type && type.getHasRank() && dim == type.getRank() - 1))
-      return skip("the softmax is not over the last dimension");
-    Scores scores;
-    if (!findScores(softmax.getSelf(), scores))
-      return skip("the scores are not a matmul of q and k");
+    if (failed(site))
+      return skip(mismatch);
     // A second position encoding beside the rotary one means nothing.
-    if (carriesRotaryEmbedding(scores.matmul->getOperand(0)) ||
-        carriesRotaryEmbedding(scores.matmul->getOperand(1)))
+    if (site->hasRotaryEmbedding)
       return skip("q and k carry rotary position embeddings (products with "
                   "position tables); ALiBi would add a second position "
                   "encoding");
-    // The first count the graph states; the scores' size(-3) only where
-    // none does.
-    std::optional<std::pair<HeadCount, HeadLayout>> heads;
-    for (auto candidate : {findHeadCount(scores.matmul->getOperand(0)),
-                           findHeadCount(scores.matmul->getOperand(1)),
-                           getTypedHeadCount(scores.matmul->getResult(0))})
-      if (candidate && (!heads || heads->first.fromScores))
-        heads = candidate;
-    if (!heads)
+    if (!site->heads)
       return skip("the head count is unknown (q and k are not views with a "
                   "heads dimension)");
-    auto [count, layout] = *heads;
+    auto [count, layout] = *site->heads;
     if (count.value && !isAvailableAt(count.value, softmax))
       return skip("the head count is computed where the softmax cannot read "
                   "it");
@@ -850,16 +447,19 @@ struct BiasAttention : OpRewritePattern<SoftmaxOp> {
     });
     // The fused path of nn.MultiheadAttention would skip the bias: the
     // op-by-op path always runs.
-    for (GenericOp fused : findFusedFastPaths(softmax))
+    for (GenericOp fused : site->fusedFastPaths)
       disableFastPath(fused, rewriter);
-    for (OpOperand *mask : scores.masks) {
-      Operation *consumer = mask->getOwner();
+    for (const AttentionMask &mask : site->masks) {
+      if (mask.kind != AttentionMaskKind::Select)
+        continue;
+      Operation *consumer = mask.operand->getOwner();
       Value scored =
-          consumer->getOperand(mask->getOperandNumber() == 0 ? 1 : 0);
+          consumer->getOperand(mask.operand->getOperandNumber() == 0 ? 1 : 0);
       masks.rewrite(mask, scored, rewriter);
     }
-    for (Value additive : scores.additiveMasks)
-      masks.reportAdditive(additive, softmax);
+    for (const AttentionMask &mask : site->masks)
+      if (mask.kind == AttentionMaskKind::Additive)
+        masks.reportAdditive(mask, softmax);
     report.match(softmax);
     return success();
   }

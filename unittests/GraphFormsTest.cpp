@@ -1,10 +1,12 @@
-//===- GraphFormsTest.cpp - Projection and PointwiseFunction --------------===//
+//===- GraphFormsTest.cpp - Projection, PointwiseFunction, Attention ------===//
 //
-// The forms of linears and activations that the method passes recognise
-// through lib/Analysis, and the near misses they must not take for one.
+// The forms of linears, activations and attention that the method passes
+// recognise through lib/Analysis, and the near misses they must not take
+// for one.
 //
 //===----------------------------------------------------------------------===//
 
+#include "composer/Analysis/Attention.h"
 #include "composer/Analysis/PointwiseFunction.h"
 #include "composer/Analysis/Projection.h"
 #include "composer/Dialect/Composer.h"
@@ -198,6 +200,136 @@ TEST_F(GraphFormsTest, AScaleIsNoActivationAndOtherReadersAreReported) {
   // x feeds relu (part of a function) and sigmoid, which is another.
   std::optional<PointwiseFunction> ofX = matchPointwiseFunction(argument(0));
   EXPECT_FALSE(ofX);
+}
+
+// Split heads as a script computes them: q and k viewed to
+// `list(x.size()[:-1]) + [heads, 8]`, heads a module attribute; the scores
+// scaled, masked by a causal buffer sliced to T and by an additive mask from
+// the input, the probabilities dropped out before they weigh v.
+constexpr StringRef kSplitAttention = R"mlir(
+  composer.buffer @mask : !composer.tensor<1x1x16x16xi1>
+  func.func @forward(%q: !composer.tensor, %k: !composer.tensor, %v: !composer.tensor, %pad: !composer.tensor, %train: !composer.bool) -> !composer.tensor {
+    %none = composer.constant(none) : !composer.none
+    %c-2 = composer.constant(-2) : !composer.int
+    %c-1 = composer.constant(-1) : !composer.int
+    %c0 = composer.constant(0) : !composer.int
+    %c1 = composer.constant(1) : !composer.int
+    %c2 = composer.constant(2) : !composer.int
+    %c3 = composer.constant(3) : !composer.int
+    %c8 = composer.constant(8) : !composer.int
+    %ninf = composer.constant(0xFFF0000000000000 : f64) : !composer.float
+    %heads = composer.get_attr "attn.heads" : !composer.int
+    %t = composer.op "aten::size"(%q, %c1) : (!composer.tensor, !composer.int) -> !composer.int
+    %sizes = composer.op "aten::size"(%q) : (!composer.tensor) -> !composer.list<!composer.int>
+    %leading = composer.op "aten::slice"(%sizes, %none, %c-1, %c1) : (!composer.list<!composer.int>, !composer.none, !composer.int, !composer.int) -> !composer.list<!composer.int>
+    %tail = composer.op "prim::ListConstruct"(%heads, %c8) : (!composer.int, !composer.int) -> !composer.list<!composer.int>
+    %shape = composer.op "aten::add"(%leading, %tail) : (!composer.list<!composer.int>, !composer.list<!composer.int>) -> !composer.list<!composer.int>
+    %qv = composer.view %q, %shape : (!composer.tensor, !composer.list<!composer.int>) -> !composer.tensor
+    %qh = composer.op "aten::transpose"(%qv, %c1, %c2) : (!composer.tensor, !composer.int, !composer.int) -> !composer.tensor
+    %kv = composer.view %k, %shape : (!composer.tensor, !composer.list<!composer.int>) -> !composer.tensor
+    %perm = composer.op "prim::ListConstruct"(%c0, %c2, %c3, %c1) : (!composer.int, !composer.int, !composer.int, !composer.int) -> !composer.list<!composer.int>
+    %kh = composer.op "aten::permute"(%kv, %perm) : (!composer.tensor, !composer.list<!composer.int>) -> !composer.tensor
+    %scores = composer.matmul %qh, %kh : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %scale = composer.constant(dense<0.353553385> : tensor<f32>) : !composer.tensor
+    %scaled = composer.mul %scores, %scale : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %buf = composer.get_param @mask : !composer.tensor
+    %s2 = composer.op "aten::slice"(%buf, %c2, %c0, %t, %c1) : (!composer.tensor, !composer.int, !composer.int, !composer.int, !composer.int) -> !composer.tensor
+    %s3 = composer.op "aten::slice"(%s2, %c3, %c0, %t, %c1) : (!composer.tensor, !composer.int, !composer.int, !composer.int, !composer.int) -> !composer.tensor
+    %notmask = composer.op "aten::bitwise_not"(%s3) : (!composer.tensor) -> !composer.tensor
+    %masked = composer.op "aten::masked_fill"(%scaled, %notmask, %ninf) : (!composer.tensor, !composer.tensor, !composer.float) -> !composer.tensor
+    %padded = composer.add %masked, %pad {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %p = composer.softmax %padded {dim = -1 : i64} : (!composer.tensor) -> !composer.tensor
+    %pd = composer.dropout %p, %train {p = 1.000000e-01 : f64} : (!composer.tensor, !composer.bool) -> !composer.tensor
+    %y = composer.matmul %pd, %v : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    return %y : !composer.tensor
+  }
+)mlir";
+
+TEST_F(GraphFormsTest, SplitHeadsAttentionHasItsHeadsScaleAndMasks) {
+  parse(kSplitAttention);
+  auto softmax = result("composer.softmax").getDefiningOp<SoftmaxOp>();
+  std::string reason;
+  FailureOr<AttentionSite> site = matchAttention(softmax, reason);
+  ASSERT_TRUE(succeeded(site)) << reason;
+  EXPECT_EQ(site->getQuery(), result("aten::transpose"));
+  EXPECT_EQ(site->getKeyTransposed(), result("aten::permute"));
+  EXPECT_EQ(site->getValue(), argument(2));
+  EXPECT_EQ(site->getOutput(), result("composer.matmul", 1));
+  ASSERT_EQ(site->scalings.size(), 1u);
+  EXPECT_EQ(site->scalings.front()->getResult(0), result("composer.mul"));
+  EXPECT_FALSE(site->hasRotaryEmbedding);
+  EXPECT_TRUE(site->fusedFastPaths.empty());
+  // The head count is the attribute, at dimension 1 after the transpose.
+  ASSERT_TRUE(site->heads);
+  EXPECT_EQ(site->heads->layout, HeadLayout::Split);
+  EXPECT_EQ(site->heads->count.value, result("composer.get_attr"));
+  EXPECT_FALSE(site->heads->count.fromScores);
+  // The causal buffer is read through two slices and a negation; the
+  // padding mask reads no state.
+  ASSERT_EQ(site->masks.size(), 2u);
+  EXPECT_EQ(site->masks[0].kind, AttentionMaskKind::Select);
+  EXPECT_EQ(site->masks[1].kind, AttentionMaskKind::Additive);
+  EXPECT_EQ(site->masks[1].operand->get(), argument(3));
+  std::optional<StateMask> causal = traceStateMask(site->masks[0]);
+  ASSERT_TRUE(causal);
+  EXPECT_EQ(causal->read.getResult(), result("composer.get_param"));
+  EXPECT_EQ(causal->slices.size(), 2u);
+  EXPECT_EQ(causal->transforms.size(), 1u);
+  EXPECT_EQ(causal->sliced, result("aten::slice", 2));
+  EXPECT_FALSE(traceStateMask(site->masks[1]));
+  EXPECT_EQ(findAttentionSites(*module).size(), 1u);
+}
+
+TEST_F(GraphFormsTest, MergedHeadsAreAFactorOfTheBatch) {
+  // nn.MultiheadAttention's bmm over [B*H, T, D], B*H = size(1) * 4.
+  parse(R"mlir(
+    func.func @forward(%x: !composer.tensor, %k: !composer.tensor, %v: !composer.tensor) -> !composer.tensor {
+      %c0 = composer.constant(0) : !composer.int
+      %c1 = composer.constant(1) : !composer.int
+      %c4 = composer.constant(4) : !composer.int
+      %c8 = composer.constant(8) : !composer.int
+      %b = composer.op "aten::size"(%x, %c1) : (!composer.tensor, !composer.int) -> !composer.int
+      %t = composer.op "aten::size"(%x, %c0) : (!composer.tensor, !composer.int) -> !composer.int
+      %bh = composer.op "aten::mul"(%b, %c4) : (!composer.int, !composer.int) -> !composer.int
+      %shape = composer.op "prim::ListConstruct"(%t, %bh, %c8) : (!composer.int, !composer.int, !composer.int) -> !composer.list<!composer.int>
+      %qv = composer.view %x, %shape : (!composer.tensor, !composer.list<!composer.int>) -> !composer.tensor
+      %qb = composer.op "aten::transpose"(%qv, %c0, %c1) : (!composer.tensor, !composer.int, !composer.int) -> !composer.tensor
+      %scores = composer.op "aten::bmm"(%qb, %k) : (!composer.tensor, !composer.tensor) -> !composer.tensor
+      %p = composer.softmax %scores {dim = -1 : i64} : (!composer.tensor) -> !composer.tensor
+      %y = composer.op "aten::bmm"(%p, %v) : (!composer.tensor, !composer.tensor) -> !composer.tensor
+      return %y : !composer.tensor
+    }
+  )mlir");
+  std::string reason;
+  FailureOr<AttentionSite> site = matchAttention(
+      result("composer.softmax").getDefiningOp<SoftmaxOp>(), reason);
+  ASSERT_TRUE(succeeded(site)) << reason;
+  EXPECT_TRUE(site->masks.empty());
+  EXPECT_TRUE(site->scalings.empty());
+  ASSERT_TRUE(site->heads);
+  EXPECT_EQ(site->heads->layout, HeadLayout::Merged);
+  EXPECT_EQ(site->heads->count.constant, 4);
+}
+
+TEST_F(GraphFormsTest, ASoftmaxThatWeighsNoValuesIsNoCandidate) {
+  parse(R"mlir(
+    func.func @forward(%x: !composer.tensor<2x4x6x6xf32>, %v: !composer.tensor) -> (!composer.tensor, !composer.tensor) {
+      %logits = composer.matmul %x, %x : (!composer.tensor<2x4x6x6xf32>, !composer.tensor<2x4x6x6xf32>) -> !composer.tensor<2x4x6x6xf32>
+      %classes = composer.softmax %logits {dim = -1 : i64} : (!composer.tensor<2x4x6x6xf32>) -> !composer.tensor
+      %p = composer.softmax %logits {dim = 1 : i64} : (!composer.tensor<2x4x6x6xf32>) -> !composer.tensor
+      %y = composer.matmul %p, %v : (!composer.tensor, !composer.tensor) -> !composer.tensor
+      return %classes, %y : !composer.tensor, !composer.tensor
+    }
+  )mlir");
+  std::string reason;
+  EXPECT_TRUE(failed(matchAttention(
+      result("composer.softmax", 0).getDefiningOp<SoftmaxOp>(), reason)));
+  EXPECT_TRUE(reason.empty());
+  // Over the heads, not the keys: a candidate, refused.
+  EXPECT_TRUE(failed(matchAttention(
+      result("composer.softmax", 1).getDefiningOp<SoftmaxOp>(), reason)));
+  EXPECT_EQ(reason, "the softmax is not over the last dimension");
+  EXPECT_TRUE(findAttentionSites(*module).empty());
 }
 
 } // namespace

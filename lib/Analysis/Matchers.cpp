@@ -70,4 +70,18 @@ bool isSizeOf(Value value, Value tensor, int64_t dim,
   return *index == dim;
 }
 
+static bool isSizeDerived(Value value, unsigned depth) {
+  Operation *def = value.getDefiningOp();
+  if (!def || depth > 4)
+    return false;
+  if (isGenericOf(def, {AtenKind::size}))
+    return true;
+  if (isGenericOf(def, {AtenKind::getitem, AtenKind::Int}) ||
+      isGenericOf(def, {"prim::ListUnpack", "prim::NumToTensor"}))
+    return isSizeDerived(def->getOperand(0), depth + 1);
+  return false;
+}
+
+bool isSizeDerived(Value value) { return isSizeDerived(value, 0); }
+
 } // namespace composer

@@ -38,6 +38,10 @@ bool isZeroDimConstant(mlir::Value value);
 bool isSizeOf(mlir::Value value, mlir::Value tensor, int64_t dim,
               std::optional<int64_t> rank = std::nullopt);
 
+/// Whether `value` is a size of some tensor: aten::size, an element of its
+/// list, or the same as a 0-d tensor (as traces record sizes).
+bool isSizeDerived(mlir::Value value);
+
 } // namespace composer
 
 #endif // COMPOSER_ANALYSIS_MATCHERS_H
