@@ -2,7 +2,8 @@
 //
 // What the lit tests of --report-costs do not reach: expectations over
 // stochastic depth's branches, generic matmuls by schema name, and ops of
-// unknown size, which are listed rather than counted as 0.
+// unknown size, which are listed rather than counted as 0, and attention's
+// share of the count.
 //
 //===----------------------------------------------------------------------===//
 
@@ -88,6 +89,31 @@ TEST_F(FlopCountTest, UnknownSizesAreListedNotCountedAsZero) {
   EXPECT_FALSE(counts.complete());
   EXPECT_EQ(counts.uncounted.size(), 2u);
   EXPECT_DOUBLE_EQ(counts.forward, 0);
+}
+
+TEST_F(FlopCountTest, AttentionIsCountedApart) {
+  // 2 batches of 4 heads, 6 tokens of 8 features: q k^T and p v take
+  // 2 * (2 * 4 * 6 * 6 * 8) = 4608 FLOPs each, the softmax 5 per score
+  // (2 * 4 * 6 * 6 = 288 scores); the scaling and the projection after
+  // (2 * (2 * 4 * 6 * 8 * 8) = 6144) are not attention. Only the
+  // projection's weight needs a gradient.
+  FlopCounts counts = count(R"mlir(
+    composer.parameter @w : !composer.tensor<8x8xf32>
+    func.func @forward(%q: !composer.tensor<2x4x6x8xf32>, %kt: !composer.tensor<2x4x8x6xf32>, %v: !composer.tensor<2x4x6x8xf32>) -> !composer.tensor<2x4x6x8xf32> {
+      %s = composer.matmul %q, %kt : (!composer.tensor<2x4x6x8xf32>, !composer.tensor<2x4x8x6xf32>) -> !composer.tensor<2x4x6x6xf32>
+      %scale = composer.constant(dense<0.353553385> : tensor<f32>) : !composer.tensor<f32>
+      %scaled = composer.mul %s, %scale : (!composer.tensor<2x4x6x6xf32>, !composer.tensor<f32>) -> !composer.tensor<2x4x6x6xf32>
+      %p = composer.softmax %scaled {dim = -1 : i64} : (!composer.tensor<2x4x6x6xf32>) -> !composer.tensor<2x4x6x6xf32>
+      %y = composer.matmul %p, %v : (!composer.tensor<2x4x6x6xf32>, !composer.tensor<2x4x6x8xf32>) -> !composer.tensor<2x4x6x8xf32>
+      %w = composer.get_param @w : !composer.tensor<8x8xf32>
+      %o = composer.matmul %y, %w : (!composer.tensor<2x4x6x8xf32>, !composer.tensor<8x8xf32>) -> !composer.tensor<2x4x6x8xf32>
+      return %o : !composer.tensor<2x4x6x8xf32>
+    }
+  )mlir");
+  EXPECT_TRUE(counts.complete());
+  EXPECT_DOUBLE_EQ(counts.attention, 2 * 4608 + 5 * 288);
+  EXPECT_DOUBLE_EQ(counts.forward, counts.attention + 288 + 6144);
+  EXPECT_DOUBLE_EQ(counts.backward, 6144);
 }
 
 } // namespace

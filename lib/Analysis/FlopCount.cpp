@@ -1,6 +1,7 @@
 //===- FlopCount.cpp - FLOPs of one training step -------------------------===//
 
 #include "composer/Analysis/FlopCount.h"
+#include "composer/Analysis/Attention.h"
 #include "composer/Dialect/Composer.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -22,6 +23,11 @@ class Counter {
 public:
   explicit Counter(func::FuncOp forward) {
     markGradients(forward.getBody().front());
+    for (const AttentionSite &site : findAttentionSites(forward)) {
+      attentionOps.insert(site.scoresProduct);
+      attentionOps.insert(site.softmax);
+      attentionOps.insert(site.valueProduct);
+    }
   }
 
   void count(Block &block, double weight, FlopCounts &counts);
@@ -31,6 +37,7 @@ private:
   void markGradients(Block &block);
   bool needsGradient(Value value) const { return withGradient.contains(value); }
   bool isTrainableParameter(GetParamOp op);
+  bool isAttention(Operation *op) const;
   void countOp(Operation *op, double weight, FlopCounts &counts);
   /// The probability a training step takes an if's then-region; nullopt
   /// when the condition is unknown.
@@ -38,12 +45,21 @@ private:
 
   SymbolTableCollection symbolTables;
   llvm::DenseSet<Value> withGradient;
+  /// The products and softmaxes of the function's attention sites.
+  llvm::DenseSet<Operation *> attentionOps;
 };
 
 bool Counter::isTrainableParameter(GetParamOp op) {
   auto param =
       symbolTables.lookupNearestSymbolFrom<ParameterOp>(op, op.getNameAttr());
   return param && !param.getFrozen();
+}
+
+bool Counter::isAttention(Operation *op) const {
+  if (attentionOps.contains(op))
+    return true;
+  const AtenKindInfo *kind = lookupAtenKind(op);
+  return kind && kind->flopRule == FlopRule::Attention;
 }
 
 void Counter::markGradients(Block &block) {
@@ -129,6 +145,7 @@ void Counter::countOp(Operation *op, double weight, FlopCounts &counts) {
         thenCounts.total() >= elseCounts.total() ? thenCounts : elseCounts;
     counts.forward += costlier.forward;
     counts.backward += costlier.backward;
+    counts.attention += costlier.attention;
     for (FlopCounts *branch : {&thenCounts, &elseCounts}) {
       counts.uncounted.append(branch->uncounted);
       counts.unknownTripCounts.append(branch->unknownTripCounts);
@@ -151,6 +168,7 @@ void Counter::countOp(Operation *op, double weight, FlopCounts &counts) {
       counts.unknownTripCounts.push_back(op);
     counts.forward += body.forward;
     counts.backward += body.backward;
+    counts.attention += body.attention;
     counts.uncounted.append(body.uncounted);
     counts.unknownTripCounts.append(body.unknownTripCounts);
     return;
@@ -184,6 +202,11 @@ void Counter::countOp(Operation *op, double weight, FlopCounts &counts) {
     counts.backward += weight * double(cost.inputGradient);
   if (weightNeeds)
     counts.backward += weight * double(cost.weightGradient);
+  if (isAttention(op))
+    counts.attention +=
+        weight *
+        (double(*cost.forward) + (inputNeeds ? double(cost.inputGradient) : 0) +
+         (weightNeeds ? double(cost.weightGradient) : 0));
 }
 
 void Counter::count(Block &block, double weight, FlopCounts &counts) {

@@ -12,6 +12,9 @@
 // flag or a constant counts the branch a training step takes; any other
 // counts its costlier branch. A loop counts its body times its constant
 // trip count. Ops whose sizes are unknown are listed, never counted as 0.
+// Attention's share is counted apart as well: the products and softmax of
+// each attention site (composer/Analysis/Attention.h) and fused attention
+// ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +33,10 @@ struct FlopCounts {
   /// input types say.
   double forward = 0;
   double backward = 0;
+  /// Of `forward` and `backward`: attention's q k^T and probabilities-v
+  /// products and its softmax, and fused attention ops
+  /// (aten::scaled_dot_product_attention).
+  double attention = 0;
   /// Ops whose FLOPs depend on sizes the IR does not know (run
   /// composer-refine-types, composer-opt --input-spec) or that have no cost
   /// model: not in the sums.
