@@ -16,6 +16,7 @@
 #include "Report.h"
 #include "composer/Analysis/Projection.h"
 #include "composer/Passes/Passes.h"
+#include "composer/Support/GyroDropoutState.h"
 #include "composer/Support/StatePaths.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -32,10 +33,6 @@ using namespace mlir;
 using namespace composer;
 
 namespace {
-
-/// The period of re-selection, in training steps, that composer-train's
-/// gyro_dropout algorithm sets (0: not set, one epoch under composer-train).
-constexpr StringLiteral kPeriodBufferName = "_composer_gyro_dropout.period";
 
 /// A dropout the pass may replace: its input, its training flag and the
 /// dimension its features are on (-1: the last, 1: the channels).
@@ -257,12 +254,14 @@ struct ReplaceDropout : RewritePattern {
     // One period for the model, whichever options a later run passes.
     auto periodType = TorchTensorType::get(ctx, true, {}, i64);
     Value period;
-    if (isa_and_nonnull<BufferOp>(moduleSymbols.lookup(kPeriodBufferName)))
+    if (isa_and_nonnull<BufferOp>(
+            moduleSymbols.lookup(kGyroDropoutPeriodBuffer)))
       period = rewriter.create<GetParamOp>(
-          loc, periodType, FlatSymbolRefAttr::get(ctx, kPeriodBufferName));
+          loc, periodType,
+          FlatSymbolRefAttr::get(ctx, kGyroDropoutPeriodBuffer));
     else
       period = createState<BufferOp>(
-          rewriter, moduleSymbols, kPeriodBufferName, periodType,
+          rewriter, moduleSymbols, kGyroDropoutPeriodBuffer, periodType,
           DenseElementsAttr::get(RankedTensorType::get({}, i64),
                                  options.period),
           loc);

@@ -20,6 +20,7 @@
 #include "composer/Analysis/Projection.h"
 #include "composer/Passes/Passes.h"
 #include "composer/Support/StatePaths.h"
+#include "composer/Support/StochasticDepthState.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
@@ -37,9 +38,6 @@ using namespace composer;
 namespace {
 
 constexpr StringLiteral kRewrittenAttrName = "composer.stochastic_depth";
-constexpr StringLiteral kScaleBufferName = "_composer_stochastic_depth.scale";
-/// The drop-warmup fraction, recorded for composer-train's ramp.
-constexpr StringLiteral kWarmupBufferName = "_composer_stochastic_depth.warmup";
 
 /// Typed ops a residual branch is made of; each computes from its operand 0:
 /// layers, activations and dropouts, what other methods put in a branch
@@ -376,8 +374,9 @@ struct DropResidualBranch : OpRewritePattern<AddOp> {
           TorchTensorType::get(ctx, true, {}, Float32Type::get(ctx));
       auto one = DenseElementsAttr::get(
           RankedTensorType::get({}, Float32Type::get(ctx)), 1.0f);
-      scale = createState<BufferOp>(rewriter, moduleSymbols, kScaleBufferName,
-                                    scaleType, one, loc);
+      scale = createState<BufferOp>(rewriter, moduleSymbols,
+                                    kStochasticDepthScaleBuffer, scaleType, one,
+                                    loc);
     }
     FloatAttr rateAttr = rewriter.getF64FloatAttr(rate);
     unsigned branchOperand = block.branchOperand;
@@ -501,11 +500,12 @@ struct StochasticDepthPass
         blocks, symbolTables.getSymbolTable(module), report);
     applyPatternsOnce(forward, std::move(patterns));
     if (dropWarmup > 0.0 && !order.empty() &&
-        !symbolTables.getSymbolTable(module).lookup(kWarmupBufferName)) {
+        !symbolTables.getSymbolTable(module).lookup(
+            kStochasticDepthWarmupBuffer)) {
       OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
       auto scalar = RankedTensorType::get({}, builder.getF32Type());
       builder.create<BufferOp>(
-          module.getLoc(), builder.getStringAttr(kWarmupBufferName),
+          module.getLoc(), builder.getStringAttr(kStochasticDepthWarmupBuffer),
           TypeAttr::get(TorchTensorType::get(&getContext(), true, {},
                                              builder.getF32Type())),
           /*frozen=*/UnitAttr(), /*channelsLast=*/UnitAttr(),

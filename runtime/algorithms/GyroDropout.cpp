@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "composer/Runtime/Algorithms.h"
+#include "composer/Support/GyroDropoutState.h"
 
 #include <algorithm>
 #include <cmath>
@@ -20,8 +21,6 @@
 
 namespace composer::runtime {
 namespace {
-
-const char *const kPeriodBuffer = "_composer_gyro_dropout.period";
 
 struct GyroDropoutOptions {
   Time period{0, TimeUnit::Batch};
@@ -45,11 +44,12 @@ public:
   void apply(Event, State &state, Logger &logger) override {
     torch::Tensor buffer;
     for (auto &[name, tensor] : namedBuffers(state.model))
-      if (name == kPeriodBuffer)
+      if (name == kGyroDropoutPeriodBuffer)
         buffer = tensor;
     if (!buffer.defined())
       throw std::runtime_error(
-          std::string("gyro_dropout: the model has no ") + kPeriodBuffer +
+          "gyro_dropout: the model has no " +
+          std::string(kGyroDropoutPeriodBuffer) +
           " buffer; run composer-opt --composer-gyro-dropout");
     int64_t steps;
     if (period_.value > 0)

@@ -12,15 +12,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "composer/Runtime/Algorithms.h"
+#include "composer/Support/StochasticDepthState.h"
 
 #include <algorithm>
 #include <stdexcept>
 
 namespace composer::runtime {
 namespace {
-
-const char *const kScaleBuffer = "_composer_stochastic_depth.scale";
-const char *const kWarmupBuffer = "_composer_stochastic_depth.warmup";
 
 struct StochasticDepthOptions {
   Time dropWarmup{0, TimeUnit::Duration};
@@ -45,14 +43,16 @@ public:
   void apply(Event, State &state, Logger &logger) override {
     Time warmup = dropWarmup_;
     if (!(warmup.value > 0))
-      if (torch::Tensor recorded = findBuffer(state, kWarmupBuffer);
+      if (torch::Tensor recorded =
+              findBuffer(state, kStochasticDepthWarmupBuffer);
           recorded.defined())
         warmup = Time{recorded.item<double>(), TimeUnit::Duration};
-    torch::Tensor scale = findBuffer(state, kScaleBuffer);
+    torch::Tensor scale = findBuffer(state, kStochasticDepthScaleBuffer);
     if (!scale.defined()) {
       if (warmup.value > 0)
         throw std::runtime_error(
-            std::string("stochastic_depth: the model has no ") + kScaleBuffer +
+            "stochastic_depth: the model has no " +
+            std::string(kStochasticDepthScaleBuffer) +
             " buffer; run composer-opt --composer-stochastic-depth with "
             "drop-warmup > 0");
       return; // No warm-up: the rates are the pass's.
@@ -69,7 +69,7 @@ public:
   }
 
 private:
-  static torch::Tensor findBuffer(const State &state, const char *key) {
+  static torch::Tensor findBuffer(const State &state, std::string_view key) {
     for (auto &[name, buffer] : namedBuffers(state.model))
       if (name == key)
         return buffer;
