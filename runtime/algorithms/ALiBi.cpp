@@ -28,9 +28,8 @@ class Alibi final : public Algorithm {
 public:
   explicit Alibi(const AlibiOptions &options)
       : scaling_(options.trainSequenceLengthScaling) {
-    if (!(scaling_ > 0 && scaling_ <= 1))
-      throwInvalidOption("alibi", "train_sequence_length_scaling",
-                         "must be in (0, 1], got " + std::to_string(scaling_));
+    checkOptionInterval("alibi", "train_sequence_length_scaling", scaling_, 0,
+                        1, IntervalEnds::OpenLow);
   }
 
   std::string name() const override { return "alibi"; }

@@ -168,9 +168,7 @@ const std::vector<AugmentationFn> &getAugmentationSet(const std::string &name) {
 }
 
 void checkSeverity(const char *algorithm, double severity) {
-  if (!(severity >= 0 && severity <= 10))
-    throwInvalidOption(algorithm, "severity",
-                       "must be in [0, 10], got " + std::to_string(severity));
+  checkOptionInterval(algorithm, "severity", severity, 0, 10);
 }
 
 } // namespace composer::runtime

@@ -80,12 +80,8 @@ class ColOut final : public Algorithm {
 public:
   explicit ColOut(const ColOutOptions &options)
       : pRow_(options.pRow), pCol_(options.pCol), batch_(options.batch) {
-    if (!(pRow_ >= 0 && pRow_ < 1))
-      throwInvalidOption("colout", "p_row",
-                         "must be in [0, 1), got " + std::to_string(pRow_));
-    if (!(pCol_ >= 0 && pCol_ < 1))
-      throwInvalidOption("colout", "p_col",
-                         "must be in [0, 1), got " + std::to_string(pCol_));
+    checkOptionInterval("colout", "p_row", pRow_, 0, 1, IntervalEnds::OpenHigh);
+    checkOptionInterval("colout", "p_col", pCol_, 0, 1, IntervalEnds::OpenHigh);
   }
 
   std::string name() const override { return "colout"; }

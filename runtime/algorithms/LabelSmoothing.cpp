@@ -20,10 +20,7 @@ class LabelSmoothing final : public Algorithm {
 public:
   explicit LabelSmoothing(const LabelSmoothingOptions &options)
       : smoothing_(options.smoothing) {
-    if (!(smoothing_ >= 0 && smoothing_ <= 1))
-      throwInvalidOption("label_smoothing", "smoothing",
-                         "must be in [0, 1], got " +
-                             std::to_string(smoothing_));
+    checkOptionInterval("label_smoothing", "smoothing", smoothing_, 0, 1);
   }
 
   std::string name() const override { return "label_smoothing"; }

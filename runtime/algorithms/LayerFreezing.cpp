@@ -77,14 +77,9 @@ class LayerFreezing final : public Algorithm {
 public:
   explicit LayerFreezing(const LayerFreezingOptions &options)
       : freezeStart_(options.freezeStart), freezeLevel_(options.freezeLevel) {
-    if (!(freezeStart_ >= 0 && freezeStart_ < 1))
-      throwInvalidOption("layer_freezing", "freeze_start",
-                         "must be in [0, 1), got " +
-                             std::to_string(freezeStart_));
-    if (!(freezeLevel_ >= 0 && freezeLevel_ <= 1))
-      throwInvalidOption("layer_freezing", "freeze_level",
-                         "must be in [0, 1], got " +
-                             std::to_string(freezeLevel_));
+    checkOptionInterval("layer_freezing", "freeze_start", freezeStart_, 0, 1,
+                        IntervalEnds::OpenHigh);
+    checkOptionInterval("layer_freezing", "freeze_level", freezeLevel_, 0, 1);
   }
 
   std::string name() const override { return "layer_freezing"; }

@@ -31,18 +31,15 @@ public:
         delayFraction_(options.delayFraction),
         finetuneFraction_(options.finetuneFraction),
         sizeIncrement_(options.sizeIncrement), crop_(options.mode == "crop") {
-    auto fail = [](const char *option, const std::string &problem) {
-      throwInvalidOption("progressive_resizing", option, problem);
+    const char *algorithm = "progressive_resizing";
+    auto fail = [&](const char *option, const std::string &problem) {
+      throwInvalidOption(algorithm, option, problem);
     };
-    if (!(initialScale_ > 0 && initialScale_ <= 1))
-      fail("initial_scale",
-           "must be in (0, 1], got " + std::to_string(initialScale_));
-    if (!(delayFraction_ >= 0 && delayFraction_ <= 1))
-      fail("delay_fraction",
-           "must be in [0, 1], got " + std::to_string(delayFraction_));
-    if (!(finetuneFraction_ >= 0 && finetuneFraction_ <= 1))
-      fail("finetune_fraction",
-           "must be in [0, 1], got " + std::to_string(finetuneFraction_));
+    checkOptionInterval(algorithm, "initial_scale", initialScale_, 0, 1,
+                        IntervalEnds::OpenLow);
+    checkOptionInterval(algorithm, "delay_fraction", delayFraction_, 0, 1);
+    checkOptionInterval(algorithm, "finetune_fraction", finetuneFraction_, 0,
+                        1);
     if (delayFraction_ + finetuneFraction_ > 1)
       throw InvalidOption(
           {"finetune_fraction", "delay_fraction"},

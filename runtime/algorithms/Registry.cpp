@@ -8,7 +8,9 @@
 
 #include "composer/Runtime/Algorithms.h"
 
+#include <cmath>
 #include <iterator>
+#include <sstream>
 #include <stdexcept>
 
 namespace composer::runtime {
@@ -42,6 +44,28 @@ void throwInvalidOption(const std::string &algorithm, const std::string &option,
   related.insert(related.begin(), option);
   throw InvalidOption(std::move(related),
                       algorithm + ": " + option + " " + problem);
+}
+
+void checkOptionInterval(const std::string &algorithm,
+                         const std::string &option, double value, double low,
+                         double high, IntervalEnds ends) {
+  bool openLow = ends == IntervalEnds::OpenLow;
+  bool openHigh = ends == IntervalEnds::OpenHigh;
+  if ((openLow ? value > low : value >= low) &&
+      (openHigh ? value < high : value <= high))
+    return;
+  auto bound = [](double b) {
+    if (b == std::trunc(b))
+      return std::to_string(int64_t(b));
+    std::ostringstream os;
+    os << b;
+    return os.str();
+  };
+  throwInvalidOption(algorithm, option,
+                     std::string("must be in ") + (openLow ? "(" : "[") +
+                         bound(low) + ", " + bound(high) +
+                         (openHigh ? ")" : "]") + ", got " +
+                         std::to_string(value));
 }
 
 const OptionInfo *AlgorithmInfo::findOption(std::string_view key) const {

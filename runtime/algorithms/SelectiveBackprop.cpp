@@ -39,20 +39,15 @@ public:
   explicit SelectiveBackprop(const SelectiveBackpropOptions &options)
       : options_(options) {
     const SelectiveBackpropOptions &o = options_;
-    if (!(o.start >= 0 && o.start <= 1))
-      throwInvalidOption("selective_backprop", "start",
-                         "must be in [0, 1], got " + std::to_string(o.start));
+    checkOptionInterval("selective_backprop", "start", o.start, 0, 1);
     if (!(o.end >= o.start && o.end <= 1))
       throwInvalidOption("selective_backprop", "end",
                          "must be in [start, 1], got " + std::to_string(o.end),
                          {"start"});
-    if (!(o.keep > 0 && o.keep <= 1))
-      throwInvalidOption("selective_backprop", "keep",
-                         "must be in (0, 1], got " + std::to_string(o.keep));
-    if (!(o.scaleFactor > 0 && o.scaleFactor <= 1))
-      throwInvalidOption("selective_backprop", "scale_factor",
-                         "must be in (0, 1], got " +
-                             std::to_string(o.scaleFactor));
+    checkOptionInterval("selective_backprop", "keep", o.keep, 0, 1,
+                        IntervalEnds::OpenLow);
+    checkOptionInterval("selective_backprop", "scale_factor", o.scaleFactor, 0,
+                        1, IntervalEnds::OpenLow);
     if (o.interrupt < 0)
       throwInvalidOption("selective_backprop", "interrupt",
                          "must be >= 0, got " + std::to_string(o.interrupt));

@@ -40,8 +40,7 @@ public:
       throwInvalidOption("seq_length_warmup", option, problem,
                          std::move(related));
     };
-    if (!(duration_ >= 0 && duration_ <= 1))
-      fail("duration", "must be in [0, 1], got " + std::to_string(duration_));
+    checkOptionInterval("seq_length_warmup", "duration", duration_, 0, 1);
     if (min_ < 1)
       fail("min_seq_length", "must be >= 1, got " + std::to_string(min_));
     if (max_ < min_)

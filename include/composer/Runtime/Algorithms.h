@@ -79,6 +79,17 @@ private:
                                      const std::string &problem,
                                      std::vector<std::string> related = {});
 
+/// Which ends of its interval an option's value may take.
+enum class IntervalEnds { Closed, OpenLow, OpenHigh };
+
+/// Throws InvalidOption for `option` of `algorithm` (throwInvalidOption)
+/// unless `value` lies between `low` and `high`, each included unless `ends`
+/// leaves it out; NaN lies nowhere. E.g. "alibi:
+/// train_sequence_length_scaling must be in (0, 1], got 0.000000".
+void checkOptionInterval(const std::string &algorithm,
+                         const std::string &option, double value, double low,
+                         double high, IntervalEnds ends = IntervalEnds::Closed);
+
 /// A registered algorithm.
 struct AlgorithmInfo {
   /// The recipe key, also its Algorithm::name().
