@@ -68,40 +68,32 @@ torch::Tensor solarize(const torch::Tensor &img, double level,
   return image::solarize(img, double(256 - drop));
 }
 
-torch::Tensor shearX(const torch::Tensor &img, double level,
-                     SampleRandom &random) {
-  double shear = floatParameter(sampleLevel(level, random), 0.3);
-  return image::shearX(img, randomSign(shear, random));
-}
+/// An image op at one intensity, from ImageOps.h.
+using ImageOp = torch::Tensor (*)(const torch::Tensor &image, double amount);
 
-torch::Tensor shearY(const torch::Tensor &img, double level,
-                     SampleRandom &random) {
-  double shear = floatParameter(sampleLevel(level, random), 0.3);
-  return image::shearY(img, randomSign(shear, random));
-}
-
-torch::Tensor translateX(const torch::Tensor &img, double level,
-                         SampleRandom &random) {
-  double width = double(img.size(-1));
-  double pixels = double(intParameter(sampleLevel(level, random), width / 3));
-  return image::translateX(img, randomSign(pixels, random));
-}
-
-torch::Tensor translateY(const torch::Tensor &img, double level,
-                         SampleRandom &random) {
-  double height = double(img.size(-2));
-  double pixels = double(intParameter(sampleLevel(level, random), height / 3));
-  return image::translateY(img, randomSign(pixels, random));
-}
-
-torch::Tensor color(const torch::Tensor &img, double level,
+/// Composer's shear_x/shear_y: up to 0.3 at severity 10, either sign.
+template <ImageOp Shear>
+torch::Tensor shear(const torch::Tensor &img, double level,
                     SampleRandom &random) {
-  return image::adjustColor(img, symmetricSample(level, random));
+  double shear = floatParameter(sampleLevel(level, random), 0.3);
+  return Shear(img, randomSign(shear, random));
 }
 
-torch::Tensor contrast(const torch::Tensor &img, double level,
-                       SampleRandom &random) {
-  return image::adjustContrast(img, symmetricSample(level, random));
+/// Composer's translate_x/translate_y: whole pixels, up to a third of the
+/// image's extent along `Dim` (-1 width, -2 height), either sign.
+template <ImageOp Translate, int Dim>
+torch::Tensor translate(const torch::Tensor &img, double level,
+                        SampleRandom &random) {
+  double extent = double(img.size(Dim));
+  double pixels = double(intParameter(sampleLevel(level, random), extent / 3));
+  return Translate(img, randomSign(pixels, random));
+}
+
+/// Composer's color, contrast and sharpness: a factor drawn about 1.
+template <ImageOp Adjust>
+torch::Tensor enhance(const torch::Tensor &img, double level,
+                      SampleRandom &random) {
+  return Adjust(img, symmetricSample(level, random));
 }
 
 torch::Tensor brightness(const torch::Tensor &img, double level,
@@ -112,52 +104,38 @@ torch::Tensor brightness(const torch::Tensor &img, double level,
   return image::adjustBrightness(img, factor);
 }
 
-torch::Tensor sharpness(const torch::Tensor &img, double level,
-                        SampleRandom &random) {
-  return image::adjustSharpness(img, symmetricSample(level, random));
-}
-
 /// The original AugMix intensity: 0.1 + 1.8 * level / 10.
-double originalFactor(double level, SampleRandom &random) {
-  return floatParameter(sampleLevel(level, random), 1.8) + 0.1;
-}
-
-torch::Tensor colorOriginal(const torch::Tensor &img, double level,
-                            SampleRandom &random) {
-  return image::adjustColor(img, originalFactor(level, random));
-}
-
-torch::Tensor contrastOriginal(const torch::Tensor &img, double level,
-                               SampleRandom &random) {
-  return image::adjustContrast(img, originalFactor(level, random));
-}
-
-torch::Tensor brightnessOriginal(const torch::Tensor &img, double level,
-                                 SampleRandom &random) {
-  return image::adjustBrightness(img, originalFactor(level, random));
-}
-
-torch::Tensor sharpnessOriginal(const torch::Tensor &img, double level,
-                                SampleRandom &random) {
-  return image::adjustSharpness(img, originalFactor(level, random));
+template <ImageOp Adjust>
+torch::Tensor enhanceOriginal(const torch::Tensor &img, double level,
+                              SampleRandom &random) {
+  return Adjust(img, floatParameter(sampleLevel(level, random), 1.8) + 0.1);
 }
 
 } // namespace
 
 const std::vector<AugmentationFn> &getAugmentationSet(const std::string &name) {
   // In Composer's order: a draw picks the same op for the same index.
-  static const std::map<std::string, std::vector<AugmentationFn>> sets = {
-      {"all",
-       {autocontrast, equalize, posterize, rotate, solarize, shearX, shearY,
-        translateX, translateY, color, contrast, brightness, sharpness}},
-      {"safe",
-       {autocontrast, equalize, posterize, rotate, solarize, shearX, shearY,
-        translateX, translateY}},
-      {"original",
-       {autocontrast, equalize, posterize, rotate, solarize, shearX, shearY,
-        translateX, translateY, colorOriginal, contrastOriginal,
-        brightnessOriginal, sharpnessOriginal}},
-  };
+  static const std::map<std::string, std::vector<AugmentationFn>> sets = [] {
+    std::vector<AugmentationFn> safe = {autocontrast,
+                                        equalize,
+                                        posterize,
+                                        rotate,
+                                        solarize,
+                                        shear<image::shearX>,
+                                        shear<image::shearY>,
+                                        translate<image::translateX, -1>,
+                                        translate<image::translateY, -2>};
+    std::vector<AugmentationFn> all = safe, original = safe;
+    all.insert(all.end(),
+               {enhance<image::adjustColor>, enhance<image::adjustContrast>,
+                brightness, enhance<image::adjustSharpness>});
+    original.insert(original.end(), {enhanceOriginal<image::adjustColor>,
+                                     enhanceOriginal<image::adjustContrast>,
+                                     enhanceOriginal<image::adjustBrightness>,
+                                     enhanceOriginal<image::adjustSharpness>});
+    return std::map<std::string, std::vector<AugmentationFn>>{
+        {"all", all}, {"safe", safe}, {"original", original}};
+  }();
   auto it = sets.find(name);
   if (it == sets.end())
     throw InvalidOption(
