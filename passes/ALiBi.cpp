@@ -10,9 +10,9 @@
 // torch.arange positions added to another value) leave the graph, and
 // fixed-size causal masks (a buffer sliced to the sequence length) become
 // tril(ones) of the scores' size; export checks that such a buffer holds
-// lower-triangular ones (lib/TorchScript/State.cpp, initializer
-// "tril_ones"). Everything is built from aten ops, so there is nothing to
-// lower.
+// lower-triangular ones (initializer "tril_ones",
+// lib/TorchScript/initializers/ALiBiState.cpp). Everything is built from
+// aten ops, so there is nothing to lower.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +21,7 @@
 #include "composer/Analysis/Attention.h"
 #include "composer/Analysis/Matchers.h"
 #include "composer/Passes/Passes.h"
+#include "composer/Support/ALiBiState.h"
 #include "composer/Support/StatePaths.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -42,7 +43,7 @@ namespace {
 /// Marks a softmax the pass gave a bias, which keeps it idempotent.
 constexpr StringLiteral kAlibiAttrName = "composer.alibi";
 /// The initializers export checks a causal-mask buffer and a
-/// position-index buffer against (StatePaths.h).
+/// position-index buffer against (ALiBiState.h).
 constexpr StringRef kCausalMaskInit = kTrilOnesInit;
 constexpr StringRef kPositionIdsInit = kArangeInit;
 constexpr StringRef kTokenTypesInit = kZerosInit;

@@ -12,6 +12,7 @@
 #include "Report.h"
 #include "composer/Analysis/Projection.h"
 #include "composer/Passes/Passes.h"
+#include "composer/Support/FactorizeState.h"
 #include "composer/Support/StatePaths.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -29,14 +30,6 @@ namespace {
 
 /// Marks the two ops of a pair the pass wrote, which keeps it idempotent.
 constexpr llvm::StringLiteral kFactorizedAttrName = "composer.factorized";
-/// Initializers the exporter reads as "this factor of the truncated SVD of
-/// the named tensor" (the rank is the factor's declared size).
-constexpr llvm::StringLiteral kSvdFirstInit = "svd_first:";
-constexpr llvm::StringLiteral kSvdSecondInit = "svd_second:";
-/// The same factors of the named 2-D tensor's transpose: a weight stored
-/// [in, out] (GPT-2's Conv1D) factorized as linears.
-constexpr llvm::StringLiteral kSvdFirstOfTransposeInit = "svd_first_t:";
-constexpr llvm::StringLiteral kSvdSecondOfTransposeInit = "svd_second_t:";
 
 /// Composer's latent size: `latent` truncated if >= 1, else that fraction of
 /// min(in, out), at least 1.
@@ -135,7 +128,7 @@ public:
       return createState<ParameterOp>(
           rewriter, moduleSymbols, joinStatePath(owner, name),
           TorchTensorType::get(ctx, true, factorSizes, site.type.getDtype()),
-          rewriter.getStringAttr(init + source), op->getLoc());
+          rewriter.getStringAttr(makeInitializer(init, source)), op->getLoc());
     };
     return {declare("factor0.weight", firstSizes,
                     transposed ? kSvdFirstOfTransposeInit : kSvdFirstInit),

@@ -34,11 +34,6 @@ using namespace composer;
 
 namespace {
 
-/// The initializer export reads as "PyTorch's nn.Linear default" for a
-/// weight (uniform in +-1/sqrt(fan_in), fan_in = size(1)); a bias names its
-/// layer's fan-in after a colon.
-constexpr llvm::StringLiteral kLinearDefaultInit = "linear_default";
-
 /// Whether `value` is the output of a pointwise function of a projection:
 /// act(W x), however each is written.
 bool isActivatedProjection(Value value) {
@@ -171,7 +166,7 @@ struct GateFeedForward : RewritePattern {
         ctx, true, {outFeatures, inFeatures}, weightType.getDtype());
     auto weightInit = rewriter.getStringAttr(kLinearDefaultInit);
     auto biasInit = rewriter.getStringAttr(
-        (Twine(kLinearDefaultInit) + ":" + Twine(inFeatures)).str());
+        makeInitializer(kLinearDefaultInit, std::to_string(inFeatures)));
     auto biasType =
         TorchTensorType::get(ctx, true, {outFeatures}, weightType.getDtype());
     // Named as Composer's BERTGatedFFOutput names its layers, under W1.

@@ -245,9 +245,10 @@ struct ReplaceDropout : RewritePattern {
           rewriter, moduleSymbols, joinStatePath(owner, name),
           TorchTensorType::get(ctx, true, shape, dtype), init, loc);
     };
-    Value masks = buffer(
-        "preselect_masks", {options.sigma, *features}, rewriter.getF32Type(),
-        rewriter.getStringAttr("dropout_mask:" + formatRate(options.p)));
+    Value masks = buffer("preselect_masks", {options.sigma, *features},
+                         rewriter.getF32Type(),
+                         rewriter.getStringAttr(makeInitializer(
+                             kDropoutMaskInit, formatRate(options.p))));
     Value selected =
         buffer("selected_indices", {options.tau}, i64, zeros({options.tau}));
     Value step = buffer("training_step", {}, i64, zeros({}));

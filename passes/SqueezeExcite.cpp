@@ -24,10 +24,6 @@ using namespace composer;
 
 namespace {
 
-/// The initializer export reads as "PyTorch's nn.Linear default": uniform in
-/// +-1/sqrt(fan_in), fan_in = size(1).
-constexpr llvm::StringLiteral kLinearDefaultInit = "linear_default";
-
 /// A squeeze_excite after a 2-D convolution with enough channels.
 struct GateConvolution : OpInterfaceRewritePattern<ConvolutionLike> {
   GateConvolution(MLIRContext *ctx, double latentChannels, int64_t minChannels,

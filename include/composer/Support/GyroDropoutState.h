@@ -1,7 +1,8 @@
 //===- GyroDropoutState.h - state composer-gyro-dropout adds ----*- C++ -*-===//
 //
-// What composer-gyro-dropout and composer-train's gyro_dropout algorithm
-// agree on. Dependency-free: included by passes/ and runtime/.
+// What composer-gyro-dropout, the exporter and composer-train's
+// gyro_dropout algorithm agree on. Dependency-free: included by passes/,
+// lib/TorchScript and runtime/.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,11 @@ namespace composer {
 /// (one epoch unless the recipe says otherwise).
 inline constexpr std::string_view kGyroDropoutPeriodBuffer =
     "_composer_gyro_dropout.period";
+
+/// "dropout_mask:<p>": a site's preselected masks, Composer's
+/// `(rand(shape) > p).float()`, drawn from a generator seeded by the
+/// buffer's state_dict key.
+inline constexpr std::string_view kDropoutMaskInit = "dropout_mask";
 
 } // namespace composer
 

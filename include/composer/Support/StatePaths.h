@@ -10,6 +10,7 @@
 #ifndef COMPOSER_SUPPORT_STATEPATHS_H
 #define COMPOSER_SUPPORT_STATEPATHS_H
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -23,17 +24,35 @@ inline constexpr std::string_view kLayersAttrName = "_composer_layers";
 inline constexpr std::string_view kFrozenLayersAttrName =
     "_composer_frozen_layers";
 
-/// Initializers of existing state that a pass assumed the tensor holds when
-/// it rewrote the graph; export checks the model's tensor against them
-/// (composer-alibi: a causal-mask buffer it rebuilds from the sequence
-/// length, a position-index buffer whose embedding it removes, a token-type
-/// buffer it rebuilds from the sequence length).
-/// Lower-triangular ones in the last two dimensions.
-inline constexpr std::string_view kTrilOnesInit = "tril_ones";
-/// 0..N-1 along the last dimension.
-inline constexpr std::string_view kArangeInit = "arange";
-/// All zeros.
-inline constexpr std::string_view kZerosInit = "zeros";
+/// A parameter or buffer declaration's string initializer: "<kind>", or
+/// "<kind>:<argument>" with a non-empty argument. Export makes new state
+/// from it and checks existing state against it; each kind is named in the
+/// state header of the method that writes it (FactorizeState.h, ...).
+inline constexpr char kInitializerArgumentSeparator = ':';
+
+/// PyTorch's nn.Linear initialization, uniform in +-1/sqrt(fan_in):
+/// "linear_default" for a 2-D weight (fan_in its size(1)),
+/// "linear_default:<fan_in>" for any shape (a bias).
+inline constexpr std::string_view kLinearDefaultInit = "linear_default";
+
+/// The initializer "<kind>:<argument>".
+inline std::string makeInitializer(std::string_view kind,
+                                   std::string_view argument) {
+  std::string initializer(kind);
+  initializer += kInitializerArgumentSeparator;
+  initializer += argument;
+  return initializer;
+}
+
+/// Splits an initializer into its kind and its argument (nullopt if it
+/// has no separator; an empty argument if nothing follows it).
+inline std::pair<std::string_view, std::optional<std::string_view>>
+splitInitializer(std::string_view initializer) {
+  size_t separator = initializer.find(kInitializerArgumentSeparator);
+  if (separator == std::string_view::npos)
+    return {initializer, std::nullopt};
+  return {initializer.substr(0, separator), initializer.substr(separator + 1)};
+}
 
 /// Splits "a.b.c" into its owner path "a.b" and its name "c"; a path
 /// without a dot is owned by the root ("").
