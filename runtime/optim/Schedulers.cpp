@@ -88,41 +88,42 @@ public:
   }
 };
 
-class StepScheduler : public ScheduleBase {
+/// gamma to the power of the periods passed: Composer's StepScheduler,
+/// MultiStepScheduler and ExponentialScheduler.
+class GammaScheduler : public ScheduleBase {
 public:
-  using ScheduleBase::ScheduleBase;
-  double multiplier(const Timestamp &now,
-                    const TimeContext &context) const override {
-    double stepSize = batches(spec_.stepSize, context);
-    if (stepSize <= 0)
-      return 1.0;
-    return std::pow(spec_.gamma, std::floor(now.batch / stepSize));
-  }
-};
+  enum class Periods {
+    Steps,      ///< step: whole `step_size` periods
+    Milestones, ///< multistep: the milestones passed
+    Fractional, ///< exponential: `decay_period` periods and their fractions
+  };
+  GammaScheduler(const SchedulerSpec &spec, Periods periods)
+      : ScheduleBase(spec), periods_(periods) {}
 
-class MultiStepScheduler : public ScheduleBase {
-public:
-  using ScheduleBase::ScheduleBase;
   double multiplier(const Timestamp &now,
                     const TimeContext &context) const override {
-    int passed = 0;
-    for (const Time &milestone : spec_.milestones)
-      if (now.batch >= batches(milestone, context))
-        ++passed;
-    return std::pow(spec_.gamma, passed);
+    return std::pow(spec_.gamma, passed(double(now.batch), context));
   }
-};
 
-class ExponentialScheduler : public ScheduleBase {
-public:
-  using ScheduleBase::ScheduleBase;
-  double multiplier(const Timestamp &now,
-                    const TimeContext &context) const override {
-    double period = batches(spec_.period, context);
+private:
+  /// The periods passed at batch `t`; none while a period truncates to no
+  /// batch.
+  double passed(double t, const TimeContext &context) const {
+    if (periods_ == Periods::Milestones) {
+      int count = 0;
+      for (const Time &milestone : spec_.milestones)
+        if (t >= batches(milestone, context))
+          ++count;
+      return count;
+    }
+    bool steps = periods_ == Periods::Steps;
+    double period = batches(steps ? spec_.stepSize : spec_.period, context);
     if (period <= 0)
-      return 1.0;
-    return std::pow(spec_.gamma, now.batch / period);
+      return 0;
+    return steps ? std::floor(t / period) : t / period;
   }
+
+  Periods periods_;
 };
 
 /// Cosine, linear and polynomial decay after an optional linear warmup.
@@ -196,18 +197,21 @@ std::unique_ptr<Scheduler> createScheduler(const SchedulerSpec &spec) {
   if (name == "step") {
     checkGamma();
     checkTime(spec, "step_size", spec.stepSize, /*positive=*/true);
-    return std::make_unique<StepScheduler>(spec);
+    return std::make_unique<GammaScheduler>(spec,
+                                            GammaScheduler::Periods::Steps);
   }
   if (name == "multistep") {
     checkGamma();
     for (const Time &milestone : spec.milestones)
       checkTime(spec, "milestones", milestone);
-    return std::make_unique<MultiStepScheduler>(spec);
+    return std::make_unique<GammaScheduler>(
+        spec, GammaScheduler::Periods::Milestones);
   }
   if (name == "exponential") {
     checkGamma();
     checkTime(spec, "decay_period", spec.period, /*positive=*/true);
-    return std::make_unique<ExponentialScheduler>(spec);
+    return std::make_unique<GammaScheduler>(
+        spec, GammaScheduler::Periods::Fractional);
   }
   if (name == "cosine_with_warmup" || name == "cosine_decay_with_warmup" ||
       name == "cosine") {
