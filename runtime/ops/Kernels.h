@@ -26,6 +26,7 @@
 #include <ATen/ATen.h>
 
 #include <tuple>
+#include <vector>
 
 namespace composer::ops {
 
@@ -112,6 +113,18 @@ protected:
   /// this class.
   ~DeviceKernels() = default;
 };
+
+/// The sizes of maxBlur's result for an (N, C, H, W) input: (N, C,
+/// (Hm - 1) / strideH + 1, (Wm - 1) / strideW + 1), with the max-pool map's
+/// Hm x Wm as maxBlur gives them; what maxBlurBackward's gradOutput must be.
+inline std::vector<int64_t> maxBlurOutputSizes(at::IntArrayRef input,
+                                               MaxPoolGeometry pool,
+                                               BlurGeometry blur) {
+  int64_t hm = input[2] + 2 * pool.padH - pool.dilationH * (pool.kernelH - 1);
+  int64_t wm = input[3] + 2 * pool.padW - pool.dilationW * (pool.kernelW - 1);
+  return {input[0], input[1], (hm - 1) / blur.strideH + 1,
+          (wm - 1) / blur.strideW + 1};
+}
 
 /// (K, 1): how many values each chunk of `chunk` samples (of n, with
 /// `perSample` values each) reduces over; the last chunk may be smaller.

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../runtime/ops/Kernels.h"
+#include "../../runtime/ops/cuda/KernelDType.h"
 #include "../../runtime/ops/cuda/Kernels.cuh"
 
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <sstream>
 
 // After the LibTorch headers: it defines a few CUDA names for the kernels.
@@ -37,19 +39,10 @@ const at::ScalarType kDtypes[] = {at::kFloat, at::kDouble, at::kBFloat16,
 const gpu::Layout kLayouts[] = {gpu::Layout::NCHW, gpu::Layout::NHWC};
 
 gpu::DType dtypeOf(at::ScalarType t) {
-  switch (t) {
-  case at::kFloat:
-    return gpu::DType::Float32;
-  case at::kDouble:
-    return gpu::DType::Float64;
-  case at::kBFloat16:
-    return gpu::DType::BFloat16;
-  case at::kHalf:
-    return gpu::DType::Float16;
-  default:
+  std::optional<gpu::DType> dtype = gpu::kernelDType(t);
+  if (!dtype)
     ADD_FAILURE() << "no kernel dtype for " << t;
-    return gpu::DType::Float32;
-  }
+  return dtype.value_or(gpu::DType::Float32);
 }
 
 at::MemoryFormat formatOf(gpu::Layout layout) {

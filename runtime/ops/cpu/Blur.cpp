@@ -656,12 +656,11 @@ at::Tensor CpuKernels::maxBlurBackward(const at::Tensor &gradOutput,
   Layout layout = layoutOf(input);
   int64_t n = input.size(0), c = input.size(1);
   MaxMap mm(pool, input.size(2), input.size(3));
+  TORCH_CHECK(
+      gradOutput.sizes().equals(maxBlurOutputSizes(input.sizes(), pool, g)),
+      "composer blur_max_pool2d backward: gradient size ", gradOutput.sizes(),
+      " does not match the input ", input.sizes());
   int64_t oh = gradOutput.size(2), ow = gradOutput.size(3);
-  TORCH_CHECK(gradOutput.size(0) == n && gradOutput.size(1) == c &&
-                  oh == (mm.mh - 1) / g.strideH + 1 &&
-                  ow == (mm.mw - 1) / g.strideW + 1,
-              "composer blur_max_pool2d backward: gradient size ",
-              gradOutput.sizes(), " does not match the input ", input.sizes());
   TORCH_CHECK(layoutOf(gradOutput) == layout,
               "composer ops: activations of one call must share a memory "
               "format");

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../Kernels.h"
+#include "KernelDType.h"
 #include "Kernels.cuh"
 
 #ifndef COMPOSER_CUDA_EMULATION
@@ -21,6 +22,7 @@
 #endif
 
 #include <initializer_list>
+#include <optional>
 #include <utility>
 
 namespace composer::ops {
@@ -51,21 +53,11 @@ void check(cudaError_t err, const char *op) {
 }
 
 gpu::DType dtypeOf(at::ScalarType t, const char *op) {
-  TORCH_CHECK(t == at::kFloat || t == at::kDouble || t == at::kBFloat16 ||
-                  t == at::kHalf,
-              "composer ops: ", op,
+  std::optional<gpu::DType> dtype = gpu::kernelDType(t);
+  TORCH_CHECK(dtype, "composer ops: ", op,
               " takes float32, float64, bfloat16 or float16 activations, got ",
               t);
-  switch (t) {
-  case at::kDouble:
-    return gpu::DType::Float64;
-  case at::kBFloat16:
-    return gpu::DType::BFloat16;
-  case at::kHalf:
-    return gpu::DType::Float16;
-  default:
-    return gpu::DType::Float32;
-  }
+  return *dtype;
 }
 
 /// float, or double for double activations.
@@ -273,13 +265,9 @@ at::Tensor CudaKernels::maxBlur(const at::Tensor &input,
   gpu::MaxPool pool = poolOf(geometry, input, op);
   Launch launch(input);
   at::Tensor taps = filterTaps(filter, input, op);
-  int64_t hm =
-      gpu::maxPoolSize(input.size(2), pool.kernelH, pool.padH, pool.dilationH);
-  int64_t wm =
-      gpu::maxPoolSize(input.size(3), pool.kernelW, pool.padW, pool.dilationW);
-  at::Tensor out = empty4d(
-      {input.size(0), input.size(1), (hm - 1) / s.h + 1, (wm - 1) / s.w + 1},
-      input, input.scalar_type(), layout);
+  at::Tensor out =
+      empty4d(maxBlurOutputSizes(input.sizes(), geometry, blurGeometry), input,
+              input.scalar_type(), layout);
   check(gpu::maxBlur(input.data_ptr(), out.data_ptr(),
                      dtypeOf(input.scalar_type(), op), layout,
                      shapeOf(input, op), taps.data_ptr(), pool, s,
@@ -298,14 +286,8 @@ at::Tensor CudaKernels::maxBlurBackward(const at::Tensor &gradOutput,
       layoutOf(op, {{&gradOutput, "gradOutput"}, {&input, "input"}});
   gpu::Stride2d s = strideOf(blurGeometry, op);
   gpu::MaxPool pool = poolOf(geometry, input, op);
-  int64_t hm =
-      gpu::maxPoolSize(input.size(2), pool.kernelH, pool.padH, pool.dilationH);
-  int64_t wm =
-      gpu::maxPoolSize(input.size(3), pool.kernelW, pool.padW, pool.dilationW);
-  TORCH_CHECK(gradOutput.size(0) == input.size(0) &&
-                  gradOutput.size(1) == input.size(1) &&
-                  gradOutput.size(2) == (hm - 1) / s.h + 1 &&
-                  gradOutput.size(3) == (wm - 1) / s.w + 1,
+  TORCH_CHECK(gradOutput.sizes().equals(
+                  maxBlurOutputSizes(input.sizes(), geometry, blurGeometry)),
               "composer ops: ", op, ": gradOutput ", gradOutput.sizes(),
               " does not match input ", input.sizes());
   Launch launch(input);
