@@ -980,69 +980,65 @@ TEST(AlibiTest, ValidatesOptions) {
 // Stochastic depth (the drop-rate warm-up)
 //===----------------------------------------------------------------------===//
 
-torch::jit::Module makeStochasticDepthModel() {
-  torch::jit::Module model("StochasticDepthModel");
-  torch::jit::Module holder("Holder");
-  holder.register_buffer("scale", torch::ones({}));
-  model.register_module("_composer_stochastic_depth", holder);
-  return model;
-}
+/// A state on a model with the `_composer_stochastic_depth` holder of
+/// composer-opt's stochastic depth and its `scale` buffer.
+class StochasticDepthTest : public testing::Test {
+protected:
+  void SetUp() override {
+    torch::jit::Module holder("Holder");
+    holder.register_buffer("scale", torch::ones({}));
+    state.model = torch::jit::Module("StochasticDepthModel");
+    state.model.register_module("_composer_stochastic_depth", holder);
+  }
 
-TEST(StochasticDepthTest, ScaleRampsOverTheWarmup) {
+  double scale() {
+    return valueOf(state.model, "_composer_stochastic_depth.scale");
+  }
+
+  State state = makeState();
+  Logger logger;
+};
+
+TEST_F(StochasticDepthTest, ScaleRampsOverTheWarmup) {
   // 10 epochs of 10 batches, warm-up over the first quarter: 25 batches.
   auto algorithm = createAlgorithm(
       "stochastic_depth", {{"drop_warmup", Time{0.25, TimeUnit::Duration}}});
-  State state = makeState();
-  Logger logger;
-  state.model = makeStochasticDepthModel();
   EXPECT_FALSE(algorithm->match(Event::BatchEnd, state));
   for (int64_t batch : {0, 5, 24, 25, 60}) {
     state.timestamp.batch = batch;
     ASSERT_TRUE(fire(*algorithm, Event::BatchStart, state, logger));
     // The buffer is float32.
-    EXPECT_FLOAT_EQ(valueOf(state.model, "_composer_stochastic_depth.scale"),
-                    std::min(1.0, double(batch) / 25.0))
+    EXPECT_FLOAT_EQ(scale(), std::min(1.0, double(batch) / 25.0))
         << "batch " << batch;
   }
 }
 
-TEST(StochasticDepthTest, NoWarmupKeepsTheFullRate) {
+TEST_F(StochasticDepthTest, NoWarmupKeepsTheFullRate) {
   auto algorithm = createAlgorithm("stochastic_depth");
-  State state = makeState();
-  Logger logger;
-  state.model = makeStochasticDepthModel();
   ASSERT_TRUE(fire(*algorithm, Event::BatchStart, state, logger));
-  EXPECT_EQ(valueOf(state.model, "_composer_stochastic_depth.scale"), 1.0);
+  EXPECT_EQ(scale(), 1.0);
 }
 
-TEST(StochasticDepthTest, RampsOverTheRecordedWarmupByDefault) {
+TEST_F(StochasticDepthTest, RampsOverTheRecordedWarmupByDefault) {
   // composer-opt's drop-warmup=0.25 recorded in the model: 25 batches.
   auto algorithm = createAlgorithm("stochastic_depth");
-  State state = makeState();
-  Logger logger;
-  state.model = makeStochasticDepthModel();
   state.model.attr("_composer_stochastic_depth")
       .toModule()
       .register_buffer("warmup", torch::full({}, 0.25));
   state.timestamp.batch = 5;
   ASSERT_TRUE(fire(*algorithm, Event::BatchStart, state, logger));
-  EXPECT_FLOAT_EQ(valueOf(state.model, "_composer_stochastic_depth.scale"),
-                  0.2f);
+  EXPECT_FLOAT_EQ(scale(), 0.2f);
 }
 
-TEST(StochasticDepthTest, WithoutWarmupNeedsNoBuffer) {
+TEST_F(StochasticDepthTest, WithoutWarmupNeedsNoBuffer) {
   auto algorithm = createAlgorithm("stochastic_depth");
-  State state = makeState();
-  Logger logger;
   state.model = makeEmaModel();
   EXPECT_NO_THROW(fire(*algorithm, Event::BatchStart, state, logger));
 }
 
-TEST(StochasticDepthTest, NeedsTheScaleBuffer) {
+TEST_F(StochasticDepthTest, NeedsTheScaleBuffer) {
   auto algorithm = createAlgorithm(
       "stochastic_depth", {{"drop_warmup", Time{0.5, TimeUnit::Duration}}});
-  State state = makeState();
-  Logger logger;
   state.model = makeEmaModel();
   EXPECT_THROW(fire(*algorithm, Event::BatchStart, state, logger),
                std::runtime_error);

@@ -113,19 +113,11 @@ TEST(TrainerTest, LossFallsOnLearnableData) {
 TEST(TrainerTest, ResumeIsBitIdentical) {
   std::string straightDir = tempDir("straight");
   std::string resumedDir = tempDir("resumed");
-
-  struct LossLog : Callback {
-    std::map<int64_t, double> *losses;
-    void runEvent(Event event, State &state, Logger &) override {
-      if (event == Event::AfterLoss)
-        (*losses)[state.timestamp.batch] = state.loss.item<double>();
-    }
-  };
+  auto lossOf = [](State &state) { return state.loss.item<double>(); };
   std::map<int64_t, double> straightLosses, resumedLosses;
   TrainerConfig straightConfig = baseConfig(straightDir);
-  auto log1 = std::make_unique<LossLog>();
-  log1->losses = &straightLosses;
-  straightConfig.callbacks.push_back(std::move(log1));
+  straightConfig.callbacks.push_back(
+      recordByBatch(Event::AfterLoss, straightLosses, lossOf));
   Trainer straight(std::move(straightConfig));
   straight.fit();
 
@@ -135,9 +127,8 @@ TEST(TrainerTest, ResumeIsBitIdentical) {
   TrainerConfig config = baseConfig(resumedDir);
   config.model = makeClassifier(99); // different start: must be overwritten
   config.autoresume = true;
-  auto log2 = std::make_unique<LossLog>();
-  log2->losses = &resumedLosses;
-  config.callbacks.push_back(std::move(log2));
+  config.callbacks.push_back(
+      recordByBatch(Event::AfterLoss, resumedLosses, lossOf));
   Trainer resumed(std::move(config));
   resumed.fit();
   for (const auto &[batch, loss] : resumedLosses)

@@ -154,24 +154,20 @@ TrainerConfig gyroConfig(const std::string &folder) {
   return config;
 }
 
-/// The active indices after each batch, by batch count.
-struct SelectionLog : Callback {
-  std::map<int64_t, torch::Tensor> *selected;
-  void runEvent(Event event, State &state, Logger &) override {
-    if (event == Event::BatchEnd)
-      (*selected)[state.timestamp.batch] =
-          bufferOf(state.model, "drop.selected_indices").clone();
-  }
-};
+/// Records the active indices after each batch, by batch count.
+std::unique_ptr<Callback>
+recordSelection(std::map<int64_t, torch::Tensor> &selected) {
+  return recordByBatch(Event::BatchEnd, selected, [](State &state) {
+    return bufferOf(state.model, "drop.selected_indices").clone();
+  });
+}
 
 TEST(GyroDropoutTest, ResumedRunContinuesCountersIndicesAndMasks) {
   std::string straightDir = tempDir("gyro-straight");
   std::string resumedDir = tempDir("gyro-resumed");
   std::map<int64_t, torch::Tensor> straightSelected, resumedSelected;
   TrainerConfig straightConfig = gyroConfig(straightDir);
-  auto log = std::make_unique<SelectionLog>();
-  log->selected = &straightSelected;
-  straightConfig.callbacks.push_back(std::move(log));
+  straightConfig.callbacks.push_back(recordSelection(straightSelected));
   Trainer straight(std::move(straightConfig));
   straight.fit();
   const torch::jit::Module &model = straight.state().model;
@@ -193,9 +189,7 @@ TEST(GyroDropoutTest, ResumedRunContinuesCountersIndicesAndMasks) {
   torch::manual_seed(99);
   bufferOf(config.model, "drop.preselect_masks").bernoulli_(0.5);
   config.autoresume = true;
-  auto resumedLog = std::make_unique<SelectionLog>();
-  resumedLog->selected = &resumedSelected;
-  config.callbacks.push_back(std::move(resumedLog));
+  config.callbacks.push_back(recordSelection(resumedSelected));
   Trainer resumed(std::move(config));
   resumed.fit();
   ASSERT_TRUE(resumed.resumedFrom());

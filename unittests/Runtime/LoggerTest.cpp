@@ -437,10 +437,15 @@ TEST(SpeedMonitorTest, EvaluationIsNotTrainingTime) {
   EXPECT_LT(logged[1].metrics.at("wall_clock/train"), 0.15);
 }
 
-TEST(ProgressBarTest, NonInteractivePrintsEveryTenthOfAnEpoch) {
+/// A progress bar's output and the state of batches of 8 it is shown.
+class ProgressBarTest : public testing::Test {
+protected:
   std::ostringstream out;
   Logger logger;
   State state = stateWithBatch(8);
+};
+
+TEST_F(ProgressBarTest, NonInteractivePrintsEveryTenthOfAnEpoch) {
   state.loss = torch::tensor(0.4321);
   auto bar = createProgressBar(out, /*interactive=*/false);
   bar->runEvent(Event::FitStart, state, logger);
@@ -470,10 +475,7 @@ TEST(ProgressBarTest, NonInteractivePrintsEveryTenthOfAnEpoch) {
   EXPECT_EQ(got[14].rfind("trained 23 batches in ", 0), 0u) << got[14];
 }
 
-TEST(ProgressBarTest, InteractiveRedrawsOneLinePerEpoch) {
-  std::ostringstream out;
-  Logger logger;
-  State state = stateWithBatch(8);
+TEST_F(ProgressBarTest, InteractiveRedrawsOneLinePerEpoch) {
   state.loss = torch::tensor(1.5);
   auto bar = createProgressBar(out, /*interactive=*/true);
   for (int i = 0; i < 20; ++i)

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <sstream>
+#include <utility>
 
 using namespace composer::runtime;
 
@@ -37,6 +39,15 @@ double at(const Scheduler &s, int64_t batch, const TimeContext &c = context()) {
   return s.multiplier(now, c);
 }
 
+/// Expects the multiplier of `s` at each (batch, multiplier) of `points`, in
+/// context `c` (EXPECT_DOUBLE_EQ).
+void expectAt(const Scheduler &s,
+              std::initializer_list<std::pair<int64_t, double>> points,
+              const TimeContext &c = context()) {
+  for (auto [batch, multiplier] : points)
+    EXPECT_DOUBLE_EQ(at(s, batch, c), multiplier) << "batch " << batch;
+}
+
 SchedulerSpec spec(const std::string &name) {
   SchedulerSpec s;
   s.name = name;
@@ -49,10 +60,7 @@ TEST(SchedulerTest, CosineWithWarmup) {
   s.tMax = ba(100);
   s.alphaF = 0.1;
   auto sched = createScheduler(s);
-  EXPECT_DOUBLE_EQ(at(*sched, 0), 0.0);
-  EXPECT_DOUBLE_EQ(at(*sched, 5), 0.5);
-  EXPECT_DOUBLE_EQ(at(*sched, 10), 1.0);
-  EXPECT_DOUBLE_EQ(at(*sched, 55), 0.1 + 0.9 * 0.5);
+  expectAt(*sched, {{0, 0.0}, {5, 0.5}, {10, 1.0}, {55, 0.1 + 0.9 * 0.5}});
   EXPECT_NEAR(at(*sched, 100), 0.1, 1e-15);
   EXPECT_NEAR(at(*sched, 150), 0.1, 1e-15);
   // Composer's formula at an arbitrary point.
@@ -63,8 +71,7 @@ TEST(SchedulerTest, CosineWithWarmup) {
   EXPECT_DOUBLE_EQ(at(*createScheduler(s), 5), 0.5);
   // Plain cosine ignores the warmup.
   s.name = "cosine";
-  EXPECT_DOUBLE_EQ(at(*createScheduler(s), 0), 1.0);
-  EXPECT_DOUBLE_EQ(at(*createScheduler(s), 50), 0.1 + 0.9 * 0.5);
+  expectAt(*createScheduler(s), {{0, 1.0}, {50, 0.1 + 0.9 * 0.5}});
 }
 
 TEST(SchedulerTest, DurationUnits) {
@@ -74,8 +81,7 @@ TEST(SchedulerTest, DurationUnits) {
   s.tMax = dur(1);
   s.alphaF = 0;
   auto sched = createScheduler(s);
-  EXPECT_DOUBLE_EQ(at(*sched, 5), 0.5);
-  EXPECT_DOUBLE_EQ(at(*sched, 55), 0.5);
+  expectAt(*sched, {{5, 0.5}, {55, 0.5}});
   EXPECT_NEAR(at(*sched, 100), 0.0, 1e-15);
   // The run is already stretched; `dur` is not stretched again.
   s.scaleScheduleRatio = 0.5;
@@ -84,8 +90,7 @@ TEST(SchedulerTest, DurationUnits) {
   // A run given in batches.
   TimeContext c = context();
   c.maxDuration = ba(200);
-  EXPECT_DOUBLE_EQ(at(*sched, 20, c), 1.0);
-  EXPECT_DOUBLE_EQ(at(*sched, 110, c), 0.5);
+  expectAt(*sched, {{20, 1.0}, {110, 0.5}}, c);
 }
 
 TEST(SchedulerTest, StepInEpochs) {
@@ -93,10 +98,7 @@ TEST(SchedulerTest, StepInEpochs) {
   s.stepSize = ep(2);
   s.gamma = 0.5;
   auto sched = createScheduler(s);
-  EXPECT_DOUBLE_EQ(at(*sched, 0), 1.0);
-  EXPECT_DOUBLE_EQ(at(*sched, 19), 1.0);
-  EXPECT_DOUBLE_EQ(at(*sched, 20), 0.5);
-  EXPECT_DOUBLE_EQ(at(*sched, 45), 0.25);
+  expectAt(*sched, {{0, 1.0}, {19, 1.0}, {20, 0.5}, {45, 0.25}});
 }
 
 TEST(SchedulerTest, MultiStepInEpochsAndSamples) {
@@ -104,15 +106,13 @@ TEST(SchedulerTest, MultiStepInEpochsAndSamples) {
   s.milestones = {ep(3), ep(6)};
   s.gamma = 0.1;
   auto sched = createScheduler(s);
-  EXPECT_DOUBLE_EQ(at(*sched, 29), 1.0);
-  EXPECT_DOUBLE_EQ(at(*sched, 30), 0.1);
+  expectAt(*sched, {{29, 1.0}, {30, 0.1}});
   EXPECT_NEAR(at(*sched, 59), 0.1, 1e-15);
   EXPECT_NEAR(at(*sched, 60), 0.01, 1e-15);
   // 500 samples = 50 batches of 10.
   s.milestones = {sp(500)};
   auto samples = createScheduler(s);
-  EXPECT_DOUBLE_EQ(at(*samples, 49), 1.0);
-  EXPECT_DOUBLE_EQ(at(*samples, 50), 0.1);
+  expectAt(*samples, {{49, 1.0}, {50, 0.1}});
 }
 
 TEST(SchedulerTest, ExponentialPerBatch) {
@@ -120,9 +120,7 @@ TEST(SchedulerTest, ExponentialPerBatch) {
   s.gamma = 0.5;
   s.period = ep(1);
   auto sched = createScheduler(s);
-  EXPECT_DOUBLE_EQ(at(*sched, 0), 1.0);
-  EXPECT_DOUBLE_EQ(at(*sched, 5), std::pow(0.5, 0.5));
-  EXPECT_DOUBLE_EQ(at(*sched, 20), 0.25);
+  expectAt(*sched, {{0, 1.0}, {5, std::pow(0.5, 0.5)}, {20, 0.25}});
 }
 
 TEST(SchedulerTest, ScaleScheduleRatioHalvesMilestones) {
@@ -131,15 +129,13 @@ TEST(SchedulerTest, ScaleScheduleRatioHalvesMilestones) {
   s.gamma = 0.5;
   s.scaleScheduleRatio = 0.5;
   auto step = createScheduler(s);
-  EXPECT_DOUBLE_EQ(at(*step, 9), 1.0);
-  EXPECT_DOUBLE_EQ(at(*step, 10), 0.5);
+  expectAt(*step, {{9, 1.0}, {10, 0.5}});
 
   s = spec("multistep");
   s.milestones = {ep(3), ba(60)};
   s.scaleScheduleRatio = 0.5;
   auto multi = createScheduler(s);
-  EXPECT_DOUBLE_EQ(at(*multi, 14), 1.0);
-  EXPECT_DOUBLE_EQ(at(*multi, 15), 0.1);
+  expectAt(*multi, {{14, 1.0}, {15, 0.1}});
   EXPECT_NEAR(at(*multi, 30), 0.01, 1e-15);
 
   // t_max is stretched, the warmup is not (Composer's scale_warmup=False).
@@ -149,8 +145,7 @@ TEST(SchedulerTest, ScaleScheduleRatioHalvesMilestones) {
   s.alphaF = 0;
   s.scaleScheduleRatio = 0.5;
   auto cosine = createScheduler(s);
-  EXPECT_DOUBLE_EQ(at(*cosine, 5), 0.5);
-  EXPECT_DOUBLE_EQ(at(*cosine, 10), 1.0);
+  expectAt(*cosine, {{5, 0.5}, {10, 1.0}});
   EXPECT_DOUBLE_EQ(at(*cosine, 30), 0.5); // tau = (30 - 10) / (50 - 10)
   EXPECT_NEAR(at(*cosine, 50), 0.0, 1e-15);
 }
@@ -163,10 +158,7 @@ TEST(SchedulerTest, LinearWithWarmup) {
   s.alphaF = 0.2;
   auto sched = createScheduler(s);
   EXPECT_DOUBLE_EQ(at(*sched, 5), 0.4); // warms up to alpha_i
-  EXPECT_DOUBLE_EQ(at(*sched, 10), 0.8);
-  EXPECT_DOUBLE_EQ(at(*sched, 60), 0.5);
-  EXPECT_DOUBLE_EQ(at(*sched, 110), 0.2);
-  EXPECT_DOUBLE_EQ(at(*sched, 200), 0.2);
+  expectAt(*sched, {{10, 0.8}, {60, 0.5}, {110, 0.2}, {200, 0.2}});
   s.name = "linear_decay_with_warmup";
   EXPECT_DOUBLE_EQ(at(*createScheduler(s), 60), 0.5);
 
@@ -174,8 +166,7 @@ TEST(SchedulerTest, LinearWithWarmup) {
   s.tMax = ba(100);
   s.alphaI = 1;
   s.alphaF = 0;
-  EXPECT_DOUBLE_EQ(at(*createScheduler(s), 0), 1.0);
-  EXPECT_DOUBLE_EQ(at(*createScheduler(s), 25), 0.75);
+  expectAt(*createScheduler(s), {{0, 1.0}, {25, 0.75}});
 }
 
 TEST(SchedulerTest, Polynomial) {
@@ -184,8 +175,7 @@ TEST(SchedulerTest, Polynomial) {
   s.power = 2;
   s.alphaF = 0.1;
   auto sched = createScheduler(s);
-  EXPECT_DOUBLE_EQ(at(*sched, 0), 1.0);
-  EXPECT_DOUBLE_EQ(at(*sched, 50), 0.1 + 0.25 * 0.9);
+  expectAt(*sched, {{0, 1.0}, {50, 0.1 + 0.25 * 0.9}});
   EXPECT_NEAR(at(*sched, 100), 0.1, 1e-15);
   EXPECT_NEAR(at(*sched, 120), 0.1, 1e-15);
 
@@ -193,8 +183,7 @@ TEST(SchedulerTest, Polynomial) {
   s.warmup = ba(20);
   s.tMax = ba(120);
   auto warm = createScheduler(s);
-  EXPECT_DOUBLE_EQ(at(*warm, 10), 0.5);
-  EXPECT_DOUBLE_EQ(at(*warm, 70), 0.1 + 0.25 * 0.9);
+  expectAt(*warm, {{10, 0.5}, {70, 0.1 + 0.25 * 0.9}});
 }
 
 TEST(SchedulerTest, Constant) {
@@ -207,15 +196,21 @@ TEST(SchedulerTest, Constant) {
   EXPECT_DOUBLE_EQ(at(*sched, 50), 1.0); // Composer: alpha until t_max
 }
 
-void expectInvalid(const SchedulerSpec &s, const std::string &needle) {
+/// Expects `build(s)` to throw std::invalid_argument mentioning `needle`.
+template <typename Spec, typename BuildFn>
+void expectInvalid(const Spec &s, const std::string &needle, BuildFn build) {
   try {
-    createScheduler(s);
+    build(s);
     ADD_FAILURE() << "no exception for " << s.name << ", expected '" << needle
                   << "'";
   } catch (const std::invalid_argument &e) {
     EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
         << e.what();
   }
+}
+
+void expectInvalid(const SchedulerSpec &s, const std::string &needle) {
+  expectInvalid(s, needle, createScheduler);
 }
 
 TEST(SchedulerTest, Validation) {
@@ -276,27 +271,38 @@ OptimizerSpec optimizer(const std::string &name, double lr) {
   return s;
 }
 
+/// Takes `steps` steps of `s` on sum(w^2) from `start` and expects w after
+/// step k (from 1) to be what `reference(k, i, p)` makes of element i of the
+/// parameters p, which it updates in place, to 1e-14.
+template <typename ReferenceFn>
+void expectSteps(const OptimizerSpec &s, std::vector<double> start, int steps,
+                 ReferenceFn reference) {
+  auto w = param(start);
+  Optimizer opt(s, {w});
+  std::vector<double> p = std::move(start);
+  for (int step = 1; step <= steps; ++step) {
+    quadraticBackward(opt, w);
+    opt.step();
+    for (size_t i = 0; i < p.size(); ++i)
+      reference(step, i, p);
+    auto got = values(w);
+    for (size_t i = 0; i < p.size(); ++i)
+      EXPECT_NEAR(got[i], p[i], 1e-14) << "step " << step;
+  }
+}
+
 TEST(OptimizerTest, SgdMomentumAndCoupledDecay) {
   for (bool nesterov : {false, true}) {
     OptimizerSpec s = optimizer("sgd", 0.1);
     s.momentum = 0.9;
     s.nesterov = nesterov;
     s.weightDecay = 0.01;
-    auto w = param({1.0, -2.0});
-    Optimizer opt(s, {w});
-    std::vector<double> p = {1.0, -2.0}, buf(2);
-    for (int step = 0; step < 3; ++step) {
-      quadraticBackward(opt, w);
-      opt.step();
-      for (int i = 0; i < 2; ++i) {
-        double d = 2 * p[i] + 0.01 * p[i]; // grad + coupled decay
-        buf[i] = step == 0 ? d : 0.9 * buf[i] + d;
-        p[i] -= 0.1 * (nesterov ? d + 0.9 * buf[i] : buf[i]);
-      }
-      auto got = values(w);
-      for (int i = 0; i < 2; ++i)
-        EXPECT_NEAR(got[i], p[i], 1e-14) << "step " << step;
-    }
+    std::vector<double> buf(2);
+    expectSteps(s, {1.0, -2.0}, 3, [&](int step, size_t i, auto &p) {
+      double d = 2 * p[i] + 0.01 * p[i]; // grad + coupled decay
+      buf[i] = step == 1 ? d : 0.9 * buf[i] + d;
+      p[i] -= 0.1 * (nesterov ? d + 0.9 * buf[i] : buf[i]);
+    });
   }
 }
 
@@ -306,24 +312,15 @@ TEST(OptimizerTest, AdamWFirstSteps) {
   s.beta1 = 0.9;
   s.beta2 = 0.99;
   s.eps = 1e-8;
-  auto w = param({0.5, -3.0});
-  Optimizer opt(s, {w});
-  std::vector<double> p = {0.5, -3.0}, m(2), v(2);
-  for (int step = 1; step <= 2; ++step) {
-    quadraticBackward(opt, w);
-    opt.step();
-    for (int i = 0; i < 2; ++i) {
-      double g = 2 * p[i];
-      p[i] *= 1 - 0.01 * 0.1;
-      m[i] = 0.9 * m[i] + 0.1 * g;
-      v[i] = 0.99 * v[i] + 0.01 * g * g;
-      double bc1 = 1 - std::pow(0.9, step), bc2 = 1 - std::pow(0.99, step);
-      p[i] -= 0.01 / bc1 * m[i] / (std::sqrt(v[i]) / std::sqrt(bc2) + 1e-8);
-    }
-    auto got = values(w);
-    for (int i = 0; i < 2; ++i)
-      EXPECT_NEAR(got[i], p[i], 1e-14) << "step " << step;
-  }
+  std::vector<double> m(2), v(2);
+  expectSteps(s, {0.5, -3.0}, 2, [&](int step, size_t i, auto &p) {
+    double g = 2 * p[i];
+    p[i] *= 1 - 0.01 * 0.1;
+    m[i] = 0.9 * m[i] + 0.1 * g;
+    v[i] = 0.99 * v[i] + 0.01 * g * g;
+    double bc1 = 1 - std::pow(0.9, step), bc2 = 1 - std::pow(0.99, step);
+    p[i] -= 0.01 / bc1 * m[i] / (std::sqrt(v[i]) / std::sqrt(bc2) + 1e-8);
+  });
 }
 
 TEST(OptimizerTest, DecoupledSgdwScalesDecayByLrRatio) {
@@ -369,6 +366,17 @@ TEST(OptimizerTest, ZeroGradDropsGradients) {
   EXPECT_EQ(values(w)[0], 1.0);
 }
 
+/// Loads into `to` what `from` saves, through the bytes of an archive.
+void loadSaved(const Optimizer &from, Optimizer &to) {
+  torch::serialize::OutputArchive out;
+  from.save(out);
+  std::stringstream bytes;
+  out.save_to(bytes);
+  torch::serialize::InputArchive in;
+  in.load_from(bytes);
+  to.load(in);
+}
+
 void roundTrip(const OptimizerSpec &s) {
   SCOPED_TRACE(s.name);
   auto w1 = torch::randn({3, 4}, torch::kFloat32).requires_grad_(true);
@@ -384,17 +392,10 @@ void roundTrip(const OptimizerSpec &s) {
   for (int step = 0; step < 3; ++step)
     train(first, w1, b1, step);
 
-  torch::serialize::OutputArchive out;
-  first.save(out);
-  std::stringstream bytes;
-  out.save_to(bytes);
-
   auto w2 = w1.detach().clone().requires_grad_(true);
   auto b2 = b1.detach().clone().requires_grad_(true);
   Optimizer second(s, {w2, b2});
-  torch::serialize::InputArchive in;
-  in.load_from(bytes);
-  second.load(in);
+  loadSaved(first, second);
   EXPECT_DOUBLE_EQ(second.lr(), first.lr());
 
   for (int step = 3; step < 6; ++step) {
@@ -423,25 +424,13 @@ TEST(OptimizerTest, SaveLoadContinuesBitIdentically) {
 TEST(OptimizerTest, LoadRejectsAnotherOptimizer) {
   auto w = param({1.0});
   Optimizer sgd(optimizer("sgd", 0.1), {w});
-  torch::serialize::OutputArchive out;
-  sgd.save(out);
-  std::stringstream bytes;
-  out.save_to(bytes);
   Optimizer adam(optimizer("adamw", 0.1), {w});
-  torch::serialize::InputArchive in;
-  in.load_from(bytes);
-  EXPECT_THROW(adam.load(in), std::runtime_error);
+  EXPECT_THROW(loadSaved(sgd, adam), std::runtime_error);
 }
 
 void expectInvalid(const OptimizerSpec &s, const std::string &needle) {
-  try {
-    Optimizer opt(s, {param({1.0})});
-    ADD_FAILURE() << "no exception for " << s.name << ", expected '" << needle
-                  << "'";
-  } catch (const std::invalid_argument &e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
-        << e.what();
-  }
+  expectInvalid(s, needle,
+                [](const OptimizerSpec &o) { Optimizer(o, {param({1.0})}); });
 }
 
 TEST(OptimizerTest, Validation) {

@@ -83,6 +83,21 @@ loggers:
     return text;
   }
 
+  /// The names of the algorithms valid() builds with `entries`, the lines of
+  /// an `algorithms:` mapping, in its place; none when it fails to load.
+  std::vector<std::string> loadAlgorithms(const std::string &entries) {
+    std::string text = valid();
+    text.replace(text.find("algorithms:"), std::string::npos,
+                 "algorithms:\n" + entries +
+                     "loggers:\n  progress_bar: false\n");
+    std::vector<std::string> names;
+    EXPECT_TRUE(load(text)) << errors;
+    if (config)
+      for (const auto &algorithm : config->algorithms)
+        names.push_back(algorithm->name());
+    return names;
+  }
+
   /// Expects `text` to fail with an error containing `message`; one that
   /// starts ":line:col:" must be at the recipe file's.
   void expectError(const std::string &text, const std::string &message) {
@@ -215,9 +230,8 @@ TEST_F(RecipeTest, BadValuesNameTheKeyAndLine) {
 }
 
 TEST_F(RecipeTest, ReadsEveryAlgorithmsOptions) {
-  std::string text = valid();
-  text.replace(text.find("algorithms:"), std::string::npos, R"(algorithms:
-  label_smoothing: {smoothing: 0.2}
+  std::vector<std::string> names =
+      loadAlgorithms(R"(  label_smoothing: {smoothing: 0.2}
   mixup: {alpha: 0.3}
   cutmix: {alpha: 1}
   cutout: {num_holes: 2, length: 4}
@@ -233,13 +247,7 @@ TEST_F(RecipeTest, ReadsEveryAlgorithmsOptions) {
   sam: {rho: 0.1, epsilon: 1e-10, interval: 2}
   swa: {swa_start: 0.5dur, swa_end: 0.9dur, update_interval: 2ba, swa_lr: 0.01}
   selective_backprop: {start: 0.2, end: 0.8, keep: 0.3, interrupt: 3}
-loggers:
-  progress_bar: false
 )");
-  ASSERT_TRUE(load(text)) << errors;
-  std::vector<std::string> names;
-  for (const auto &algorithm : config->algorithms)
-    names.push_back(algorithm->name());
   EXPECT_EQ(names, (std::vector<std::string>{
                        "label_smoothing", "mixup", "cutmix", "cutout",
                        "progressive_resizing", "ema", "gradient_clipping",
@@ -247,9 +255,8 @@ loggers:
 }
 
 TEST_F(RecipeTest, ReadsTheAugmentationAndSequenceAlgorithms) {
-  std::string text = valid();
-  text.replace(text.find("algorithms:"), std::string::npos, R"(algorithms:
-  colout: {p_row: 0.1, p_col: 0.2, batch: false}
+  std::vector<std::string> names =
+      loadAlgorithms(R"(  colout: {p_row: 0.1, p_col: 0.2, batch: false}
   randaugment: {severity: 5, depth: 1, augmentation_set: safe}
   augmix:
     severity: 2
@@ -263,13 +270,7 @@ TEST_F(RecipeTest, ReadsTheAugmentationAndSequenceAlgorithms) {
     max_seq_length: 512
     step_size: 16
     truncate: false
-loggers:
-  progress_bar: false
 )");
-  ASSERT_TRUE(load(text)) << errors;
-  std::vector<std::string> names;
-  for (const auto &algorithm : config->algorithms)
-    names.push_back(algorithm->name());
   EXPECT_EQ(names, (std::vector<std::string>{"colout", "randaugment", "augmix",
                                              "seq_length_warmup"}));
   // Options each algorithm rejects, and values of the wrong type, at the

@@ -1,7 +1,7 @@
 //===- TrainerTestUtils.h - Shared scaffolding of trainer tests -*- C++ -*-===//
 //
 // Resume tests train straight through, then crash a second run mid-way and
-// resume it; these are the parts they share.
+// resume it, recording what each saw; these are the parts they share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,9 +13,11 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include <unistd.h>
 
@@ -45,6 +47,25 @@ inline void crashAfterBatch(TrainerConfig config, int64_t batch) {
   config.callbacks.push_back(std::move(crash));
   Trainer first(std::move(config));
   EXPECT_THROW(first.fit(), std::runtime_error);
+}
+
+/// A callback that records `value(state)` in `log`, by batch count, at each
+/// `event`: what a straight and a resumed run saw, to compare.
+template <typename T, typename ValueFn>
+std::unique_ptr<Callback> recordByBatch(Event event, std::map<int64_t, T> &log,
+                                        ValueFn value) {
+  struct Recorder : Callback {
+    Recorder(Event event, std::map<int64_t, T> &log, ValueFn value)
+        : event(event), log(log), value(std::move(value)) {}
+    void runEvent(Event at, State &state, Logger &) override {
+      if (at == event)
+        log[state.timestamp.batch] = value(state);
+    }
+    Event event;
+    std::map<int64_t, T> &log;
+    ValueFn value;
+  };
+  return std::make_unique<Recorder>(event, log, std::move(value));
 }
 
 } // namespace composer::runtime::testutils
