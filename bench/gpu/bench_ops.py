@@ -12,35 +12,11 @@ forward difference between the two as a sanity check.
 """
 import argparse
 import math
-import statistics
-import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
-
-def median_ms(fn, warmup, iters, device):
-    for _ in range(warmup):
-        fn()
-    if device.type != "cuda":  # --device cpu: a smoke test of the script
-        times = []
-        for _ in range(iters):
-            start = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - start) * 1e3)
-        return statistics.median(times)
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+from bench_common import add_run_options, describe_run, median_ms, start
 
 
 def binomial(channels, device):
@@ -134,23 +110,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--lib", required=True,
                         help="libComposerRuntime.so built with CUDA")
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument("--iters", type=int, default=20)
-    parser.add_argument("--device", default="cuda",
-                        help="cuda; cpu only checks that the script runs")
+    add_run_options(parser, batch=64, warmup=5)
     args = parser.parse_args()
 
-    dev = torch.device(args.device)
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        sys.exit("bench_ops.py: no CUDA device")
+    dev, name = start(args, "bench_ops.py")
     torch.ops.load_library(args.lib)
-    torch.backends.cudnn.benchmark = True
-    torch.manual_seed(0)
-    name = torch.cuda.get_device_name() if dev.type == "cuda" else "CPU"
-    print(f"device: {name}, torch {torch.__version__} (CUDA "
-          f"{torch.version.cuda}), batch {args.batch}, median of {args.iters}"
-          f" after {args.warmup} warmup, forward+backward")
+    print(f"{describe_run(name, args)} after {args.warmup} warmup, "
+          "forward+backward")
     header = (f"{'op':18} {'shape':20} {'dtype':8} {'layout':13} "
               f"{'fused ms':>9} {'aten ms':>9} {'aten/fused':>10} {'max diff':>9}")
     print(header)

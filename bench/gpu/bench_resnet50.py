@@ -21,12 +21,11 @@ import contextlib
 import gzip
 import io
 import os
-import statistics
-import sys
-import time
 
 import torch
 import torch.nn.functional as F
+
+from bench_common import add_run_options, describe_run, median_ms, start
 
 FLOPS_PER_IMAGE = 3 * 4.1e9
 
@@ -94,23 +93,8 @@ def median_step_ms(model, x, y, warmup, iters, autocast):
         opt.step()
         opt.zero_grad(set_to_none=True)
 
-    for _ in range(warmup):
-        step()
-    if x.device.type != "cuda":  # --device cpu: a smoke test of the script
-        start = time.perf_counter()
-        step()
-        return (time.perf_counter() - start) * 1e3
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        step()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+    # One timed step on the CPU: a smoke test of the script.
+    return median_ms(step, warmup, iters, x.device, cpu_iters=1)
 
 
 def variants(models, device, have_lib):
@@ -163,29 +147,18 @@ def main():
     parser.add_argument("--lib", help="libComposerRuntime.so built with CUDA")
     parser.add_argument("--models", required=True,
                         help="directory of prepare.sh's *.pt.gz")
-    parser.add_argument("--batch", type=int, default=256)
-    parser.add_argument("--warmup", type=int, default=10)
-    parser.add_argument("--iters", type=int, default=20)
-    parser.add_argument("--device", default="cuda",
-                        help="cuda; cpu only checks that the script runs")
+    add_run_options(parser, batch=256, warmup=10)
     parser.add_argument("--only", action="append",
                         help="run variants whose label holds this text")
     args = parser.parse_args()
 
-    device = torch.device(args.device)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        sys.exit("bench_resnet50.py: no CUDA device")
+    device, name = start(args, "bench_resnet50.py")
     have_lib = False
     if args.lib:
         torch.ops.load_library(args.lib)
         have_lib = True
-    torch.backends.cudnn.benchmark = True
-    torch.manual_seed(0)
-    name = torch.cuda.get_device_name() if device.type == "cuda" else "CPU"
     peak, source = peak_tflops(name)
-    print(f"device: {name}, torch {torch.__version__} (CUDA "
-          f"{torch.version.cuda}), batch {args.batch}, median of {args.iters}"
-          f" steps after {args.warmup} warmup")
+    print(f"{describe_run(name, args)} steps after {args.warmup} warmup")
     print(f"peak: {f'{peak:g} TFLOP/s bf16 dense' if peak else 'n/a'} "
           f"({source}); model FLOPs {FLOPS_PER_IMAGE / 1e9:.1f} GFLOP/image")
     # One batch for every variant.
