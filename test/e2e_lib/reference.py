@@ -600,10 +600,9 @@ def _alibi_attention_forward(self, x):
     -m_h |i - j| up to a per-row shift, which the softmax ignores), and the
     causal mask built for the sequence length."""
     b, t, c = x.size()
-    q, k, v = self.qkv(x).split(c, dim=2)
-    q = q.view(b, t, self.heads, c // self.heads).transpose(1, 2)
-    k = k.view(b, t, self.heads, c // self.heads).transpose(1, 2)
-    v = v.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+    # (b, t, c) each, to (b, heads, t, c / heads).
+    q, k, v = (part.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+               for part in self.qkv(x).split(c, dim=2))
     att = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / (k.size(-1) ** 0.5))
     slopes = torch.tensor(_alibi_slopes(self.heads))
     att = att + slopes.view(-1, 1, 1) * torch.arange(t).view(1, 1, t)
