@@ -111,8 +111,8 @@ std::optional<double> Counter::thenProbability(Value condition) {
   Operation *def = condition.getDefiningOp();
   if (!def)
     return std::nullopt;
-  if (auto keep = dyn_cast<StochasticDepthKeepOp>(def))
-    return 1.0 - keep.getDropRate().convertToDouble();
+  if (auto random = dyn_cast<RandomConditionOp>(def))
+    return random.getProbabilityOfTrue();
   if (auto constant = dyn_cast<ConstantOp>(def))
     if (auto flag = dyn_cast<BoolAttr>(constant.getValue()))
       return flag.getValue() ? 1.0 : 0.0;

@@ -393,6 +393,11 @@ LogicalResult StochasticDepthKeepOp::verify() {
   return verifyDropRate(*this, getDropRate().convertToDouble());
 }
 
+double StochasticDepthKeepOp::getProbabilityOfTrue() {
+  // At the full drop rate: the scale's warmup only lowers it early on.
+  return 1.0 - getDropRate().convertToDouble();
+}
+
 LogicalResult GyroDropoutOp::verify() {
   double p = getP().convertToDouble();
   if (!(p >= 0.0 && p < 1.0))

@@ -124,6 +124,21 @@ def FlopCountOpInterface : OpInterface<"FlopCountOpInterface"> {
   ];
 }
 
+def RandomConditionOpInterface : OpInterface<"RandomConditionOp"> {
+  let cppNamespace = "::composer";
+  let description = [{
+    A method op whose bool result is drawn at random each training step and
+    decides a composer.if (stochastic depth's keep). The if is the method's,
+    not the model's: the model's graph has it in every form the method
+    produces. FlopCountAnalysis weights its then region by the probability.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        The probability that the result is true in a training step.
+      }], "double", "getProbabilityOfTrue">,
+  ];
+}
+
 // The result has operand 0's channel count (dimension 1) and memory format;
 // for a binary elementwise op (add, mul), either operand's. Layout passes
 // (channels_last) and channel inference look through such ops.

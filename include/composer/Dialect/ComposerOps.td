@@ -556,7 +556,8 @@ def Composer_StochasticDepthOp : Composer_Op<"stochastic_depth", [
 }
 
 def Composer_StochasticDepthKeepOp : Composer_Op<"stochastic_depth_keep", [
-    MethodOpInterface, MemoryEffects<[MemRead, MemWrite]>]> {
+    MethodOpInterface, DeclareOpInterfaceMethods<RandomConditionOpInterface>,
+    MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "whether a residual block runs this step (stochastic depth)";
   let description = [{
     Block mode's draw: when `training`, one `torch.rand(())` u, and the block
