@@ -1,5 +1,6 @@
 # -*- Python -*-
 import os
+import shutil
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -22,6 +23,20 @@ config.substitutions.append(("%cmake", config.cmake_command))
 # each. `lit --param test_threads=N` gives each test N.
 config.environment["OMP_NUM_THREADS"] = lit_config.params.get("test_threads", "1")
 config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
+# e2e_lib/models.py exports each test model once per run, into a directory
+# of this lit process's own: a run never sees another's exports, and runs
+# side by side do not share one. Those of finished runs are removed.
+model_caches = os.path.join(config.test_exec_root, "model-cache")
+os.makedirs(model_caches, exist_ok=True)
+for run in os.listdir(model_caches):
+    try:
+        os.kill(int(run), 0)
+    except (ValueError, ProcessLookupError):
+        shutil.rmtree(os.path.join(model_caches, run), ignore_errors=True)
+    except PermissionError:
+        pass  # another user's live process
+config.environment["COMPOSER_MODEL_CACHE"] = os.path.join(
+    model_caches, str(os.getpid()))
 
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
 llvm_config.use_default_substitutions()

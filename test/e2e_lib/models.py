@@ -2,9 +2,36 @@
 
 Run as: models.py NAME {script,trace} OUT.pt
 Writes OUT.pt (torch.jit.save) and OUT.pt.input.pt (the example input).
+
+Exports are deterministic, so a lit run exports each (NAME, mode) once: with
+COMPOSER_MODEL_CACHE set (lit.cfg.py sets it to a directory it empties at
+the start of each run), the first test to ask exports into it, under a lock,
+and every test copies from it.
 """
+import fcntl
 import os
+import shutil
 import sys
+
+
+def cached_export_path(cache, name, mode):
+    os.makedirs(cache, exist_ok=True)
+    return os.path.join(cache, f"{name}.{mode}.pt")
+
+
+def copy_cached_export(cached, out):
+    for suffix in ("", ".input.pt"):
+        shutil.copyfile(cached + suffix, out + suffix)
+
+
+# A cached export is copied before torch is imported (which takes seconds).
+# The example input is written last, so its presence means both are whole.
+if __name__ == "__main__" and os.environ.get("COMPOSER_MODEL_CACHE"):
+    _cached = cached_export_path(os.environ["COMPOSER_MODEL_CACHE"],
+                                 *sys.argv[1:3])
+    if os.path.exists(_cached + ".input.pt"):
+        copy_cached_export(_cached, sys.argv[3])
+        sys.exit(0)
 
 import torch
 import torch.nn as nn
@@ -141,8 +168,7 @@ def randomize_batch_norm_statistics(model):
                 module.running_var.uniform_(0.5, 1.5)
 
 
-def main():
-    name, mode, out = sys.argv[1:4]
+def export(name, mode, out):
     torch.manual_seed(0)
     model, example = build(name)
     model.eval()
@@ -156,6 +182,23 @@ def main():
         raise SystemExit(f"unknown mode {mode}")
     exported.save(out)
     torch.save(example, out + ".input.pt")
+
+
+def main():
+    name, mode, out = sys.argv[1:4]
+    cache = os.environ.get("COMPOSER_MODEL_CACHE")
+    if not cache:
+        export(name, mode, out)
+        return
+    cached = cached_export_path(cache, name, mode)
+    with open(cached + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(cached + ".input.pt"):
+            # Whole files only: renamed into place, the input last.
+            export(name, mode, cached + ".tmp")
+            for suffix in ("", ".input.pt"):
+                os.replace(cached + ".tmp" + suffix, cached + suffix)
+    copy_cached_export(cached, out)
 
 
 if __name__ == "__main__":
