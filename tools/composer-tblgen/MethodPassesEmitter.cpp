@@ -1,7 +1,8 @@
 //===- MethodPassesEmitter.cpp - the method passes from TableGen ----------===//
 //
-// -gen-method-pass-list writes the arguments of the passes Passes.td
-// declares as MethodPass: what tells a method from the infrastructure
+// -gen-method-pass-list writes the arguments of the passes a .td file
+// declares as MethodPass (MethodPass.td), for the MethodPassRegistration of
+// the library that holds them: what tells a method from the infrastructure
 // passes is its declaration, and no list is kept by hand.
 //
 //===----------------------------------------------------------------------===//

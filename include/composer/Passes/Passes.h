@@ -6,7 +6,8 @@
 #include "composer/Dialect/Composer.h"
 #include "composer/Support/TorchUpstream.h"
 #include "mlir/Pass/Pass.h"
-#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
 
 namespace composer {
 
@@ -16,17 +17,29 @@ namespace composer {
 #define GEN_PASS_REGISTRATION
 #include "composer/Passes/Passes.h.inc"
 
-/// The arguments of the method passes, sorted: the passes Passes.td
-/// declares as MethodPass. The other composer passes are infrastructure
-/// (type refinement, lowering), which tools comparing methods leave out.
-inline constexpr llvm::StringLiteral kMethodPassArguments[] = {
-#include "composer/Passes/MethodPasses.h.inc"
+/// Declares the passes `arguments` names to be methods, from a static
+/// object in the library that holds them: a method pass's .td declares it
+/// with MethodPass (MethodPass.td), and composer-tblgen
+/// -gen-method-pass-list lists those declarations:
+///   static constexpr llvm::StringLiteral kMethods[] = {
+///   #include "MethodPasses.h.inc"
+///   };
+///   static MethodPassRegistration methods(kMethods);
+/// A pass plugin's methods join the composer library's when it is loaded.
+/// The literals live as long as the library that registers them, which is
+/// never unloaded.
+struct MethodPassRegistration {
+  explicit MethodPassRegistration(
+      llvm::ArrayRef<llvm::StringLiteral> arguments);
 };
 
-/// Whether `argument` ("composer-blurpool") names a method pass.
-inline bool isMethodPass(llvm::StringRef argument) {
-  return llvm::is_contained(kMethodPassArguments, argument);
-}
+/// Whether `argument` ("composer-blurpool") names a registered method pass.
+bool isMethodPass(llvm::StringRef argument);
+
+/// The arguments of the registered method passes, sorted. Other passes,
+/// composer's included, are infrastructure, which tools comparing methods
+/// leave out.
+llvm::ArrayRef<llvm::StringRef> getMethodPassArguments();
 
 /// Registers the named method pipelines (composer-mild, ...).
 void registerComposerPipelines();

@@ -3,14 +3,8 @@
 #ifndef COMPOSER_PASSES
 #define COMPOSER_PASSES
 
+include "composer/Passes/MethodPass.td"
 include "mlir/Pass/PassBase.td"
-
-// A speedup method's pass, as opposed to the infrastructure (type
-// refinement, lowering). Every method pass must be declared with it:
-// composer-tblgen -gen-method-pass-list lists them for isMethodPass
-// (Passes.h), by which --report-costs finds the methods to compare. A
-// method rewrites a whole model, so it is anchored on the module.
-class MethodPass<string passArg> : Pass<passArg, "::mlir::ModuleOp">;
 
 def RefineTypes : Pass<"composer-refine-types", "::mlir::ModuleOp"> {
   let summary = "Refine tensor shapes and dtypes from declared input specs";
