@@ -21,44 +21,40 @@ void SiteReport::countBranch(Operation *site) {
     parent = parent->getParentOp();
   if (!parent)
     return;
-  if (inBranches++ == 0)
+  if (counts.inBranches++ == 0)
     firstInBranch = site->getLoc();
 }
 
 void SiteReport::skip(Operation *site, StringRef reason) {
   countBranch(site);
-  for (Skips &skips : skipped) {
+  for (SkippedSites &skips : counts.skipped) {
     if (skips.reason == reason) {
-      ++skips.count;
+      skips.sites.push_back(site->getLoc());
       return;
     }
   }
-  skipped.push_back(Skips{reason.str(), 1, site->getLoc()});
-}
-
-unsigned SiteReport::getNumSkipped() const {
-  unsigned total = 0;
-  for (const Skips &skips : skipped)
-    total += skips.count;
-  return total;
+  counts.skipped.push_back(SkippedSites{reason.str(), {site->getLoc()}});
 }
 
 void SiteReport::emit(StringRef matchedWhat) const {
   // Emitted at the anchor's location rather than on the op, so that tools
   // printing the op on diagnostics do not dump the whole module.
   Location loc = anchor->getLoc();
-  InFlightDiagnostic diag = matched ? emitRemark(loc) : emitWarning(loc);
-  diag << passName << ": " << matched << " " << matchedWhat << ", "
+  InFlightDiagnostic diag = counts.changed ? emitRemark(loc) : emitWarning(loc);
+  diag << passName << ": " << counts.changed << " " << matchedWhat << ", "
        << getNumSkipped() << " skipped";
-  for (const Skips &skips : skipped)
-    diag.attachNote(skips.firstSite)
-        << skips.count << " skipped: " << skips.reason;
+  for (const SkippedSites &skips : counts.skipped)
+    diag.attachNote(skips.sites.front())
+        << skips.sites.size() << " skipped: " << skips.reason;
   // A script keeps both branches of an if that depends on a module's
   // attributes (nn.MultiheadAttention's fused and op-by-op paths, say); a
   // trace records the branch it ran.
-  if (inBranches)
+  if (counts.inBranches)
     diag.attachNote(firstInBranch)
-        << inBranches << " of these sites are inside an if's branches: a "
-        << "scripted model keeps every branch, a traced one only the branch "
+        << counts.inBranches << " of these sites are inside an if's branches: "
+        << "a scripted model keeps every branch, a traced one only the branch "
            "it ran, so their counts can differ";
+  SiteCounts reported = counts;
+  reported.what = matchedWhat.str();
+  SiteReportInstrumentation::record(passName, reported);
 }

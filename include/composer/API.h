@@ -5,6 +5,7 @@
 //   auto model = composer::Model::load("resnet50.pt");
 //   if (!model) { llvm::errs() << llvm::toString(model.takeError()); ... }
 //   if (auto err = model->runPipeline("builtin.module(composer-blurpool)")) ...
+//   for (const composer::PassSiteReport &run : model->getSiteReports()) ...
 //   if (auto err = model->save("fast.pt")) ...   // method ops lowered to aten
 //
 // Errors come back as llvm::Error carrying the diagnostics' text (with
@@ -18,8 +19,10 @@
 #define COMPOSER_API_H
 
 #include "composer/API/ModelIO.h"
+#include "composer/Passes/SiteReports.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -58,6 +61,12 @@ public:
   /// Runs a textual pass pipeline on the model, e.g.
   /// "builtin.module(composer-refine-types{input-specs=1x3x224x224xf32})".
   llvm::Error runPipeline(llvm::StringRef pipeline);
+
+  /// What each pass of the last runPipeline reported, one entry per pass
+  /// run in the order they ran, up to and including a pass that failed;
+  /// empty before any runPipeline and when the pipeline does not parse.
+  /// Locations belong to this model's context.
+  llvm::ArrayRef<PassSiteReport> getSiteReports() const;
 
   /// Writes the model, atomically: TorchScript for the extensions `load`
   /// reads as TorchScript (after lowering method ops as `options` says), MLIR

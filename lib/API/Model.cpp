@@ -71,6 +71,8 @@ struct Model::Impl {
   DiagnosticCollector diagnostics;
   ModelIO io;
   OwningOpRef<ModuleOp> module;
+  /// The last runPipeline's.
+  std::vector<PassSiteReport> siteReports;
 };
 
 Model::Model(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
@@ -89,6 +91,7 @@ llvm::Expected<Model> Model::load(llvm::StringRef path,
 }
 
 llvm::Error Model::runPipeline(llvm::StringRef pipeline) {
+  impl->siteReports.clear();
   std::string parseErrors;
   llvm::raw_string_ostream errorStream(parseErrors);
   // The pipeline names its anchor ("builtin.module(...)"), as mlir-opt's
@@ -105,6 +108,8 @@ llvm::Error Model::runPipeline(llvm::StringRef pipeline) {
                                        "' must be anchored on builtin.module");
   PassManager pm(&impl->context, parsed->getOpAnchorName());
   static_cast<OpPassManager &>(pm) = std::move(*parsed);
+  pm.addInstrumentation(
+      std::make_unique<SiteReportInstrumentation>(impl->siteReports));
   if (failed(pm.run(*impl->module)))
     return impl->diagnostics.takeError("pass pipeline failed");
   return llvm::Error::success();
@@ -126,3 +131,7 @@ llvm::Error Model::save(llvm::StringRef path, const SaveOptions &options) {
 }
 
 ModuleOp Model::getModule() const { return *impl->module; }
+
+llvm::ArrayRef<PassSiteReport> Model::getSiteReports() const {
+  return impl->siteReports;
+}
