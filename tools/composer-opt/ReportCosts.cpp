@@ -1,10 +1,10 @@
 //===- ReportCosts.cpp - composer-opt --report-costs ----------------------===//
 //
 // The variants are found through registration, not a list: every
-// registered `composer-*` pass that reports sites (the SiteReport remark
-// "<pass>: N ...", which every method pass emits and infrastructure such as
-// composer-refine-types does not) and changes the model is a method that
-// applies; every registered `composer-*` pipeline is a named recipe.
+// registered method pass (MethodPassRegistration) that changes the model is
+// a method that applies; every registered `composer-*` pipeline is a named
+// recipe. Sites are the passes' site reports as data
+// (SiteReportInstrumentation), never parsed out of remarks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +14,7 @@
 #include "composer/Analysis/FlopCount.h"
 #include "composer/Dialect/Composer.h"
 #include "composer/Passes/Passes.h"
+#include "composer/Passes/SiteReports.h"
 #include "composer/TorchScript/TorchScriptPlugin.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -201,17 +202,13 @@ struct Variant {
   std::vector<std::string> parts;
 };
 
-/// Sites a SiteReport remark or warning counts, if `message` is one:
-/// "<pass>: N ...", the pass accepted by `isReporter`.
-std::optional<unsigned>
-parseSiteReport(StringRef message, function_ref<bool(StringRef)> isReporter) {
-  auto [pass, rest] = message.split(": ");
-  if (rest.empty() || !isReporter(pass))
-    return std::nullopt;
-  unsigned count = 0;
-  if (rest.consumeInteger(10, count) || !rest.starts_with(" "))
-    return std::nullopt;
-  return count;
+/// The sites the method passes of `runs` changed.
+unsigned countMethodSites(ArrayRef<PassSiteReport> runs) {
+  unsigned sites = 0;
+  for (const PassSiteReport &run : runs)
+    if (isMethodPass(run.pass))
+      sites += run.getNumChanged();
+  return sites;
 }
 
 double median(std::vector<double> values) {
@@ -282,12 +279,13 @@ public:
 private:
   /// Runs `addPasses` on a copy of the model and returns it, as
   /// `composer-opt --input-spec=... --pass` writes it; null (with the reason
-  /// in `failureReason`) when the pipeline fails. `counted` is the result
-  /// refined again, for the sizes of the ops the passes built.
+  /// in `failureReason`) when the pipeline fails. `sites` is what the
+  /// method passes changed; `counted` is the result refined again, for the
+  /// sizes of the ops the passes built.
   OwningOpRef<ModuleOp>
   transform(function_ref<LogicalResult(OpPassManager &)> addPasses,
-            function_ref<bool(StringRef)> isReporter, unsigned &sites,
-            std::string &failureReason, OwningOpRef<ModuleOp> &counted);
+            unsigned &sites, std::string &failureReason,
+            OwningOpRef<ModuleOp> &counted);
   void measure(Variant &variant);
   void compareState(Variant &variant);
   std::vector<TensorSpec> timingInputs(std::string &why);
@@ -318,27 +316,25 @@ private:
 
 OwningOpRef<ModuleOp>
 CostReporter::transform(function_ref<LogicalResult(OpPassManager &)> addPasses,
-                        function_ref<bool(StringRef)> isReporter,
                         unsigned &sites, std::string &failureReason,
                         OwningOpRef<ModuleOp> &counted) {
   OwningOpRef<ModuleOp> module = model->clone();
   std::string firstError;
+  // The passes' remarks are not part of the report: only the first error,
+  // as the reason of a failure.
   ScopedDiagnosticHandler capture(&context, [&](Diagnostic &diag) {
-    std::string message = diag.str();
-    if (diag.getSeverity() == DiagnosticSeverity::Error) {
-      if (firstError.empty())
-        firstError = message;
-    } else if (std::optional<unsigned> count =
-                   parseSiteReport(message, isReporter)) {
-      sites += *count;
-    }
+    if (diag.getSeverity() == DiagnosticSeverity::Error && firstError.empty())
+      firstError = diag.str();
     return success();
   });
+  std::vector<PassSiteReport> runs;
   PassManager pm(&context, ModuleOp::getOperationName());
+  pm.addInstrumentation(std::make_unique<SiteReportInstrumentation>(runs));
   if (failed(addPasses(pm)) || failed(pm.run(*module))) {
     failureReason = firstError.empty() ? "the pipeline failed" : firstError;
     return nullptr;
   }
+  sites = countMethodSites(runs);
   // Give the ops the passes built their sizes. Mixed precision leaves the
   // dtypes refined before it as they were, which a second refinement
   // contradicts; sizes are what FLOPs need, so refine without dtypes.
@@ -726,14 +722,14 @@ LogicalResult CostReporter::run(StringRef outputPath) {
   measure(base);
   variants.push_back(std::move(base));
 
-  // Registered composer passes and pipelines: the command line knows every
-  // registered name.
-  std::vector<std::string> names;
-  for (auto &entry : llvm::cl::getRegisteredOptions())
-    if (entry.getKey().starts_with("composer-"))
-      names.push_back(entry.getKey().str());
-  llvm::sort(names);
+  // Registered composer pipelines: MLIR lists them nowhere but on the
+  // command line, which knows every registered name.
   std::vector<std::string> pipelines;
+  for (auto &entry : llvm::cl::getRegisteredOptions())
+    if (entry.getKey().starts_with("composer-") &&
+        PassPipelineInfo::lookup(entry.getKey()))
+      pipelines.push_back(entry.getKey().str());
+  llvm::sort(pipelines);
   auto addVariant = [&](StringRef name, StringRef kind, unsigned sites,
                         OwningOpRef<ModuleOp> module,
                         OwningOpRef<ModuleOp> counted) {
@@ -745,16 +741,11 @@ LogicalResult CostReporter::run(StringRef outputPath) {
     variant.counted = std::move(counted);
     variants.push_back(std::move(variant));
   };
-  for (const std::string &name : names) {
-    if (PassPipelineInfo::lookup(name)) {
-      pipelines.push_back(name);
-      continue;
-    }
+  for (StringRef name : getMethodPassArguments()) {
     const PassInfo *info = PassInfo::lookup(name);
     if (!info)
-      continue;
+      continue; // Not registered in this tool.
     unsigned sites = 0;
-    bool reported = false;
     std::string reason;
     OwningOpRef<ModuleOp> counted;
     OwningOpRef<ModuleOp> module = transform(
@@ -762,21 +753,13 @@ LogicalResult CostReporter::run(StringRef outputPath) {
           return info->addToPipeline(pm, "",
                                      [](const Twine &) { return failure(); });
         },
-        [&](StringRef pass) {
-          bool match = pass == name;
-          reported |= match;
-          return match;
-        },
         sites, reason, counted);
     if (!module) {
-      if (reported)
-        failures.emplace_back(name, reason);
+      failures.emplace_back(name.str(), reason);
       continue;
     }
-    if (!reported)
-      continue; // Infrastructure, not a method: it reports no sites.
     if (sites == 0) {
-      notApplicable.push_back(name);
+      notApplicable.push_back(name.str());
       continue;
     }
     addVariant(name, "pass", sites, std::move(module), std::move(counted));
@@ -794,10 +777,6 @@ LogicalResult CostReporter::run(StringRef outputPath) {
           for (Pass &pass : pm.getPasses())
             parts.push_back(pass.getArgument().str());
           return success();
-        },
-        [](StringRef pass) {
-          return pass.starts_with("composer-") &&
-                 pass != "composer-refine-types";
         },
         sites, reason, counted);
     if (!module) {
