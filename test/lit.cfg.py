@@ -8,7 +8,7 @@ from lit.llvm import llvm_config
 config.name = "composer"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "e2e_lib"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "e2e_lib", "lib"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.composer_obj_root, "test")
 
