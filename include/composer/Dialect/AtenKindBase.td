@@ -53,7 +53,9 @@ def AutocastLower : AutocastClass<"Lower">;
 // The fp32 list: its float operands are cast up.
 def AutocastFp32 : AutocastClass<"Fp32">;
 // Elementwise arithmetic: where a low operand meets an fp32 one, the low one
-// is cast up, as type promotion would.
+// is cast up explicitly, as type promotion would. The cast must be in the
+// graph: TorchScript's autodiff does not cast a gradient back to its input's
+// dtype, so without it a low op's backward would receive an fp32 gradient.
 def AutocastPromote : AutocastClass<"Promote">;
 // No type promotion: the operands listed must have one dtype.
 def AutocastSameDtype : AutocastClass<"SameDtype">;
