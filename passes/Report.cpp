@@ -10,11 +10,11 @@ using namespace mlir;
 using namespace composer;
 
 void SiteReport::countBranch(Operation *site) {
-  // Only the model's own ifs: stochastic depth's (decided by
-  // stochastic_depth_keep) exist in both forms alike.
+  // Only the model's own ifs: a method's random condition's ifs exist in
+  // every form of the model alike.
   auto isModelIf = [](Operation *op) {
     auto ifOp = dyn_cast<IfOp>(op);
-    return ifOp && !ifOp.getCondition().getDefiningOp<StochasticDepthKeepOp>();
+    return ifOp && !ifOp.getCondition().getDefiningOp<RandomConditionOp>();
   };
   Operation *parent = site ? site->getParentOp() : nullptr;
   while (parent && !isModelIf(parent))
