@@ -24,6 +24,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using namespace composer::runtime;
@@ -149,6 +150,46 @@ std::shared_ptr<const Dataset> cifarLike(int64_t n, uint64_t seed = 7) {
   spec.sampleShape = {3, 32, 32};
   spec.seed = seed;
   return std::make_shared<Dataset>(makeSynthetic(spec));
+}
+
+/// CIFAR training's augmentation: a random crop of the image padded by 4 and
+/// a random horizontal flip.
+ImageTransforms cifarAugmentation() {
+  ImageTransforms t;
+  t.randomCropPadding = 4;
+  t.horizontalFlip = true;
+  return t;
+}
+
+/// cifarAugmentation() after CIFAR's normalization.
+ImageTransforms cifarTraining() {
+  ImageTransforms t = cifarAugmentation();
+  t.mean = {0.49, 0.48, 0.45};
+  t.std = {0.25, 0.24, 0.26};
+  return t;
+}
+
+/// Batches of `batchSize` in an order drawn from `seed`, with `transforms`.
+DataLoaderOptions shuffledBatches(int64_t batchSize, uint64_t seed,
+                                  ImageTransforms transforms) {
+  DataLoaderOptions o;
+  o.batchSize = batchSize;
+  o.seed = seed;
+  o.transforms = std::move(transforms);
+  return o;
+}
+
+/// Expects `got` to be `expected` from batch `first` on, inputs and targets
+/// bit for bit.
+void expectSameBatches(const std::vector<Batch> &got,
+                       const std::vector<Batch> &expected, size_t first = 0) {
+  ASSERT_EQ(got.size(), expected.size() - first);
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_TRUE(torch::equal(got[i].input, expected[first + i].input))
+        << "batch " << first + i;
+    EXPECT_TRUE(torch::equal(got[i].target, expected[first + i].target))
+        << "batch " << first + i;
+  }
 }
 
 /// `image` [C,H,W] shifted so out[y][x] = image[y+sy][x+sx], zero outside.
@@ -476,12 +517,9 @@ TEST(DataLoaderTest, EpochCoversEverySampleOnceInAFreshOrder) {
 
 TEST(DataLoaderTest, ResumingMidEpochYieldsTheRemainingBatches) {
   auto ds = cifarLike(50);
-  DataLoaderOptions o;
-  o.batchSize = 8;
-  o.seed = 11;
-  o.transforms.randomCropPadding = 4;
-  o.transforms.horizontalFlip = true;
+  DataLoaderOptions o = shuffledBatches(8, /*seed=*/11, cifarAugmentation());
   for (int workers : {0, 2}) {
+    SCOPED_TRACE(std::to_string(workers) + " workers");
     o.numWorkers = workers;
     DataLoader loader(ds, o);
     loader.startEpoch(2);
@@ -489,12 +527,8 @@ TEST(DataLoaderTest, ResumingMidEpochYieldsTheRemainingBatches) {
     ASSERT_EQ(full.size(), 7u);
     for (int64_t k : {0, 3, 6, 7}) {
       loader.startEpoch(2, k);
-      std::vector<Batch> rest = drain(loader);
-      ASSERT_EQ(rest.size(), full.size() - k) << "k=" << k;
-      for (size_t i = 0; i < rest.size(); ++i) {
-        EXPECT_TRUE(torch::equal(rest[i].input, full[k + i].input));
-        EXPECT_TRUE(torch::equal(rest[i].target, full[k + i].target));
-      }
+      ASSERT_NO_FATAL_FAILURE(expectSameBatches(drain(loader), full, k))
+          << "k=" << k;
     }
     for (int64_t i = 0; i < 7; ++i)
       EXPECT_TRUE(torch::equal(loader.makeBatch(2, i).input, full[i].input));
@@ -503,28 +537,17 @@ TEST(DataLoaderTest, ResumingMidEpochYieldsTheRemainingBatches) {
 
 TEST(DataLoaderTest, WorkersGiveBitIdenticalBatches) {
   auto ds = cifarLike(300);
-  DataLoaderOptions o;
-  o.batchSize = 32;
-  o.seed = 9;
-  o.transforms.mean = {0.49, 0.48, 0.45};
-  o.transforms.std = {0.25, 0.24, 0.26};
-  o.transforms.randomCropPadding = 4;
-  o.transforms.horizontalFlip = true;
+  DataLoaderOptions o = shuffledBatches(32, /*seed=*/9, cifarTraining());
   DataLoader inline0(ds, o);
   inline0.startEpoch(1);
   std::vector<Batch> expected = drain(inline0);
   ASSERT_EQ(expected.size(), 10u);
   for (int workers : {1, 2, 3}) {
+    SCOPED_TRACE(std::to_string(workers) + " workers");
     o.numWorkers = workers;
     DataLoader loader(ds, o);
     loader.startEpoch(1);
-    std::vector<Batch> got = drain(loader);
-    ASSERT_EQ(got.size(), expected.size()) << workers << " workers";
-    for (size_t i = 0; i < got.size(); ++i) {
-      EXPECT_TRUE(torch::equal(got[i].input, expected[i].input))
-          << workers << " workers, batch " << i;
-      EXPECT_TRUE(torch::equal(got[i].target, expected[i].target));
-    }
+    ASSERT_NO_FATAL_FAILURE(expectSameBatches(drain(loader), expected));
   }
 }
 
@@ -652,8 +675,7 @@ TEST(DataLoaderTest, AugmentationDependsOnSampleNotBatch) {
   auto ds = cifarLike(40);
   DataLoaderOptions o;
   o.seed = 21;
-  o.transforms.randomCropPadding = 4;
-  o.transforms.horizontalFlip = true;
+  o.transforms = cifarAugmentation();
   auto bySample = [&](int64_t batchSize) {
     o.batchSize = batchSize;
     DataLoader loader(ds, o);
@@ -751,14 +773,10 @@ TEST(DataLoaderTest, PassesTokensThrough) {
 }
 
 TEST(DataLoaderTest, BuildsABatchQuickly) {
-  auto ds = cifarLike(1024);
   DataLoaderOptions o;
   o.batchSize = 128;
-  o.transforms.mean = {0.49, 0.48, 0.45};
-  o.transforms.std = {0.25, 0.24, 0.26};
-  o.transforms.randomCropPadding = 4;
-  o.transforms.horizontalFlip = true;
-  DataLoader loader(ds, o);
+  o.transforms = cifarTraining();
+  DataLoader loader(cifarLike(1024), o);
   loader.makeBatch(0, 0); // warm up
   auto start = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < loader.batchesPerEpoch(); ++i)

@@ -54,11 +54,25 @@ SchedulerSpec spec(const std::string &name) {
   return s;
 }
 
-TEST(SchedulerTest, CosineWithWarmup) {
+/// cosine_with_warmup: up over `warmup`, then down to `alphaF` at `tMax`.
+SchedulerSpec cosineWithWarmup(Time warmup, Time tMax, double alphaF) {
   SchedulerSpec s = spec("cosine_with_warmup");
-  s.warmup = ba(10);
-  s.tMax = ba(100);
-  s.alphaF = 0.1;
+  s.warmup = warmup;
+  s.tMax = tMax;
+  s.alphaF = alphaF;
+  return s;
+}
+
+/// step: times `gamma` every `stepSize`.
+SchedulerSpec stepEvery(Time stepSize, double gamma) {
+  SchedulerSpec s = spec("step");
+  s.stepSize = stepSize;
+  s.gamma = gamma;
+  return s;
+}
+
+TEST(SchedulerTest, CosineWithWarmup) {
+  SchedulerSpec s = cosineWithWarmup(ba(10), ba(100), 0.1);
   auto sched = createScheduler(s);
   expectAt(*sched, {{0, 0.0}, {5, 0.5}, {10, 1.0}, {55, 0.1 + 0.9 * 0.5}});
   EXPECT_NEAR(at(*sched, 100), 0.1, 1e-15);
@@ -76,10 +90,7 @@ TEST(SchedulerTest, CosineWithWarmup) {
 
 TEST(SchedulerTest, DurationUnits) {
   // 1dur = 100 batches; 0.1dur warmup = 10 batches.
-  SchedulerSpec s = spec("cosine_with_warmup");
-  s.warmup = dur(0.1);
-  s.tMax = dur(1);
-  s.alphaF = 0;
+  SchedulerSpec s = cosineWithWarmup(dur(0.1), dur(1), 0);
   auto sched = createScheduler(s);
   expectAt(*sched, {{5, 0.5}, {55, 0.5}});
   EXPECT_NEAR(at(*sched, 100), 0.0, 1e-15);
@@ -94,10 +105,7 @@ TEST(SchedulerTest, DurationUnits) {
 }
 
 TEST(SchedulerTest, StepInEpochs) {
-  SchedulerSpec s = spec("step");
-  s.stepSize = ep(2);
-  s.gamma = 0.5;
-  auto sched = createScheduler(s);
+  auto sched = createScheduler(stepEvery(ep(2), 0.5));
   expectAt(*sched, {{0, 1.0}, {19, 1.0}, {20, 0.5}, {45, 0.25}});
 }
 
@@ -124,9 +132,7 @@ TEST(SchedulerTest, ExponentialPerBatch) {
 }
 
 TEST(SchedulerTest, ScaleScheduleRatioHalvesMilestones) {
-  SchedulerSpec s = spec("step");
-  s.stepSize = ep(2);
-  s.gamma = 0.5;
+  SchedulerSpec s = stepEvery(ep(2), 0.5);
   s.scaleScheduleRatio = 0.5;
   auto step = createScheduler(s);
   expectAt(*step, {{9, 1.0}, {10, 0.5}});
@@ -139,10 +145,7 @@ TEST(SchedulerTest, ScaleScheduleRatioHalvesMilestones) {
   EXPECT_NEAR(at(*multi, 30), 0.01, 1e-15);
 
   // t_max is stretched, the warmup is not (Composer's scale_warmup=False).
-  s = spec("cosine_with_warmup");
-  s.warmup = ba(10);
-  s.tMax = ba(100);
-  s.alphaF = 0;
+  s = cosineWithWarmup(ba(10), ba(100), 0);
   s.scaleScheduleRatio = 0.5;
   auto cosine = createScheduler(s);
   expectAt(*cosine, {{5, 0.5}, {10, 1.0}});
@@ -213,36 +216,30 @@ void expectInvalid(const SchedulerSpec &s, const std::string &needle) {
   expectInvalid(s, needle, createScheduler);
 }
 
+/// With the optimizers' tests.
+void expectInvalid(const OptimizerSpec &s, const std::string &needle);
+
+/// Expects `s` to be rejected for `needle` once `change` is made to it.
+template <typename Spec, typename ChangeFn>
+void expectRejects(Spec s, const std::string &needle, ChangeFn change) {
+  change(s);
+  expectInvalid(s, needle);
+}
+
 TEST(SchedulerTest, Validation) {
   expectInvalid(spec("cosine_annealing_typo"), "unknown scheduler");
-  SchedulerSpec s = spec("step");
-  s.gamma = 0;
-  expectInvalid(s, "gamma");
-  s = spec("exponential");
-  s.gamma = -1;
-  expectInvalid(s, "gamma");
-  s = spec("step");
-  s.stepSize = ep(0);
-  expectInvalid(s, "step_size");
-  s = spec("multistep");
-  s.milestones = {ep(1), ba(-5)};
-  expectInvalid(s, "milestones");
-  s = spec("cosine_with_warmup");
-  s.warmup = ba(-1);
-  expectInvalid(s, "t_warmup");
-  s = spec("cosine_with_warmup");
-  s.warmup = ba(100);
-  s.tMax = ba(100);
-  expectInvalid(s, "t_max");
-  s = spec("polynomial");
-  s.power = -1;
-  expectInvalid(s, "power");
-  s = spec("linear");
-  s.tMax = dur(-0.5);
-  expectInvalid(s, "t_max");
-  s = spec("constant");
-  s.scaleScheduleRatio = 0;
-  expectInvalid(s, "scale_schedule_ratio");
+  expectRejects(spec("step"), "gamma", [](auto &s) { s.gamma = 0; });
+  expectRejects(spec("exponential"), "gamma", [](auto &s) { s.gamma = -1; });
+  expectInvalid(stepEvery(ep(0), 0.1), "step_size");
+  expectRejects(spec("multistep"), "milestones", [](auto &s) {
+    s.milestones = {ep(1), ba(-5)};
+  });
+  expectInvalid(cosineWithWarmup(ba(-1), dur(1), 0), "t_warmup");
+  expectInvalid(cosineWithWarmup(ba(100), ba(100), 0), "t_max");
+  expectRejects(spec("polynomial"), "power", [](auto &s) { s.power = -1; });
+  expectRejects(spec("linear"), "t_max", [](auto &s) { s.tMax = dur(-0.5); });
+  expectRejects(spec("constant"), "scale_schedule_ratio",
+                [](auto &s) { s.scaleScheduleRatio = 0; });
 }
 
 //===----------------------------------------------------------------------===//
@@ -437,27 +434,21 @@ TEST(OptimizerTest, Validation) {
   expectInvalid(optimizer("adam", 0.1), "unknown optimizer");
   expectInvalid(optimizer("sgd", 0), "lr");
   expectInvalid(optimizer("adamw", -1e-3), "lr");
-  OptimizerSpec s = optimizer("sgd", 0.1);
-  s.momentum = -0.9;
-  expectInvalid(s, "momentum");
-  s = optimizer("sgd", 0.1);
-  s.nesterov = true;
-  expectInvalid(s, "nesterov");
-  s.momentum = 0.9;
-  s.dampening = 0.1;
-  expectInvalid(s, "nesterov");
-  s = optimizer("decoupled_sgdw", 0.1);
-  s.weightDecay = -1;
-  expectInvalid(s, "weight_decay");
-  s = optimizer("adamw", 0.1);
-  s.beta2 = 1.0;
-  expectInvalid(s, "betas");
-  s = optimizer("decoupled_adamw", 0.1);
-  s.beta1 = -0.1;
-  expectInvalid(s, "betas");
-  s = optimizer("adamw", 0.1);
-  s.eps = -1;
-  expectInvalid(s, "eps");
+  OptimizerSpec sgd = optimizer("sgd", 0.1);
+  expectRejects(sgd, "momentum", [](auto &s) { s.momentum = -0.9; });
+  sgd.nesterov = true;
+  expectInvalid(sgd, "nesterov");
+  expectRejects(sgd, "nesterov", [](auto &s) {
+    s.momentum = 0.9;
+    s.dampening = 0.1;
+  });
+  expectRejects(optimizer("decoupled_sgdw", 0.1), "weight_decay",
+                [](auto &s) { s.weightDecay = -1; });
+  expectRejects(optimizer("adamw", 0.1), "betas",
+                [](auto &s) { s.beta2 = 1.0; });
+  expectRejects(optimizer("decoupled_adamw", 0.1), "betas",
+                [](auto &s) { s.beta1 = -0.1; });
+  expectRejects(optimizer("adamw", 0.1), "eps", [](auto &s) { s.eps = -1; });
 }
 
 } // namespace
