@@ -36,7 +36,14 @@ template <typename T> T fromFloatRounded(float v) {
     return v;
 }
 
-/// Runs `fn(in, out, c, h, w)` with typed pointers into a contiguous copy of
+/// An image's channels, rows and columns, and the sizes ops derive from them.
+struct Extent {
+  int64_t c, h, w;
+  int64_t plane; ///< h * w: one channel
+  int64_t size;  ///< c * h * w: the whole image
+};
+
+/// Runs `fn(in, out, extent)` with typed pointers into a contiguous copy of
 /// `image` and a new image of its type and shape.
 template <typename Fn>
 torch::Tensor forEachType(const torch::Tensor &image, const char *op, Fn fn) {
@@ -48,10 +55,11 @@ torch::Tensor forEachType(const torch::Tensor &image, const char *op, Fn fn) {
   torch::Tensor in = image.contiguous();
   torch::Tensor out = torch::empty(in.sizes(), in.options());
   int64_t c = in.size(0), h = in.size(1), w = in.size(2);
+  Extent extent{c, h, w, h * w, c * h * w};
   if (in.scalar_type() == torch::kUInt8)
-    fn(in.data_ptr<uint8_t>(), out.data_ptr<uint8_t>(), c, h, w);
+    fn(in.data_ptr<uint8_t>(), out.data_ptr<uint8_t>(), extent);
   else
-    fn(in.data_ptr<float>(), out.data_ptr<float>(), c, h, w);
+    fn(in.data_ptr<float>(), out.data_ptr<float>(), extent);
   return out;
 }
 
@@ -118,21 +126,19 @@ double roundTo15Digits(double v) { return std::round(v * 1e15) / 1e15; }
 
 torch::Tensor autocontrast(const torch::Tensor &image) {
   return forEachType(
-      image, "autocontrast",
-      [](const auto *in, auto *out, int64_t c, int64_t h, int64_t w) {
+      image, "autocontrast", [](const auto *in, auto *out, Extent e) {
         using T = Pixel<decltype(in)>;
-        int64_t plane = h * w;
-        for (int64_t ch = 0; ch < c; ++ch) {
-          const T *src = in + ch * plane;
-          T *dst = out + ch * plane;
-          auto [lo, hi] = std::minmax_element(src, src + plane);
+        for (int64_t ch = 0; ch < e.c; ++ch) {
+          const T *src = in + ch * e.plane;
+          T *dst = out + ch * e.plane;
+          auto [lo, hi] = std::minmax_element(src, src + e.plane);
           float minimum = float(*lo), range = float(*hi) - minimum;
           if (!(range > 0)) {
-            std::copy(src, src + plane, dst);
+            std::copy(src, src + e.plane, dst);
             continue;
           }
           float scale = kBound<T> / range;
-          for (int64_t i = 0; i < plane; ++i)
+          for (int64_t i = 0; i < e.plane; ++i)
             dst[i] = fromFloat<T>((float(src[i]) - minimum) * scale);
         }
       });
@@ -140,20 +146,18 @@ torch::Tensor autocontrast(const torch::Tensor &image) {
 
 torch::Tensor equalize(const torch::Tensor &image) {
   return forEachType(
-      image, "equalize",
-      [](const auto *in, auto *out, int64_t c, int64_t h, int64_t w) {
+      image, "equalize", [](const auto *in, auto *out, Extent e) {
         using T = Pixel<decltype(in)>;
-        int64_t plane = h * w;
-        std::vector<uint8_t> levels(static_cast<size_t>(c * plane));
-        for (int64_t i = 0; i < c * plane; ++i) {
+        std::vector<uint8_t> levels(static_cast<size_t>(e.size));
+        for (int64_t i = 0; i < e.size; ++i) {
           if constexpr (std::is_same_v<T, uint8_t>)
             levels[i] = in[i];
           else // torchvision's to_dtype(float -> uint8)
             levels[i] = uint8_t(std::clamp(in[i], 0.0f, 1.0f) * 255.999f);
         }
-        for (int64_t ch = 0; ch < c; ++ch)
-          equalizeChannel(levels.data() + ch * plane, plane);
-        for (int64_t i = 0; i < c * plane; ++i) {
+        for (int64_t ch = 0; ch < e.c; ++ch)
+          equalizeChannel(levels.data() + ch * e.plane, e.plane);
+        for (int64_t i = 0; i < e.size; ++i) {
           if constexpr (std::is_same_v<T, uint8_t>)
             out[i] = levels[i];
           else
@@ -167,17 +171,15 @@ torch::Tensor posterize(const torch::Tensor &image, int bits) {
     throw std::invalid_argument("posterize: bits must be in [0, 8], got " +
                                 std::to_string(bits));
   return forEachType(
-      image, "posterize",
-      [bits](const auto *in, auto *out, int64_t c, int64_t h, int64_t w) {
+      image, "posterize", [bits](const auto *in, auto *out, Extent e) {
         using T = Pixel<decltype(in)>;
-        int64_t n = c * h * w;
         if constexpr (std::is_same_v<T, uint8_t>) {
           uint8_t mask = uint8_t(~((1u << (8 - bits)) - 1));
-          for (int64_t i = 0; i < n; ++i)
+          for (int64_t i = 0; i < e.size; ++i)
             out[i] = in[i] & mask;
         } else {
           float levels = float(1 << bits);
-          for (int64_t i = 0; i < n; ++i)
+          for (int64_t i = 0; i < e.size; ++i)
             out[i] = std::clamp(std::floor(in[i] * levels), 0.0f, levels - 1) /
                      levels;
         }
@@ -186,11 +188,10 @@ torch::Tensor posterize(const torch::Tensor &image, int bits) {
 
 torch::Tensor solarize(const torch::Tensor &image, double threshold) {
   return forEachType(
-      image, "solarize",
-      [threshold](const auto *in, auto *out, int64_t c, int64_t h, int64_t w) {
+      image, "solarize", [threshold](const auto *in, auto *out, Extent e) {
         using T = Pixel<decltype(in)>;
         float limit = float(threshold) * (kBound<T> / 255.0f);
-        for (int64_t i = 0; i < c * h * w; ++i)
+        for (int64_t i = 0; i < e.size; ++i)
           out[i] = float(in[i]) >= limit ? T(kBound<T> - in[i]) : in[i];
       });
 }
@@ -198,12 +199,10 @@ torch::Tensor solarize(const torch::Tensor &image, double threshold) {
 torch::Tensor affine(const torch::Tensor &image,
                      const std::array<double, 6> &m) {
   return forEachType(
-      image, "affine",
-      [&m](const auto *in, auto *out, int64_t c, int64_t h, int64_t w) {
+      image, "affine", [&m](const auto *in, auto *out, Extent e) {
         using T = Pixel<decltype(in)>;
-        int64_t plane = h * w;
-        for (int64_t y = 0; y < h; ++y) {
-          for (int64_t x = 0; x < w; ++x) {
+        for (int64_t y = 0; y < e.h; ++y) {
+          for (int64_t x = 0; x < e.w; ++x) {
             double cx = double(x) + 0.5, cy = double(y) + 0.5;
             double sx = m[0] * cx + m[1] * cy + m[2] - 0.5;
             double sy = m[3] * cx + m[4] * cy + m[5] - 0.5;
@@ -212,17 +211,17 @@ torch::Tensor affine(const torch::Tensor &image,
             float dx = float(sx - fx), dy = float(sy - fy);
             const int64_t xs[2] = {x0, x0 + 1}, ys[2] = {y0, y0 + 1};
             const float wx[2] = {1 - dx, dx}, wy[2] = {1 - dy, dy};
-            for (int64_t ch = 0; ch < c; ++ch) {
-              const T *src = in + ch * plane;
+            for (int64_t ch = 0; ch < e.c; ++ch) {
+              const T *src = in + ch * e.plane;
               float v = 0;
               for (int j = 0; j < 2; ++j) {
-                if (ys[j] < 0 || ys[j] >= h || wy[j] == 0)
+                if (ys[j] < 0 || ys[j] >= e.h || wy[j] == 0)
                   continue;
                 for (int i = 0; i < 2; ++i)
-                  if (xs[i] >= 0 && xs[i] < w && wx[i] != 0)
-                    v += wx[i] * wy[j] * float(src[ys[j] * w + xs[i]]);
+                  if (xs[i] >= 0 && xs[i] < e.w && wx[i] != 0)
+                    v += wx[i] * wy[j] * float(src[ys[j] * e.w + xs[i]]);
               }
-              out[ch * plane + y * w + x] = fromFloatRounded<T>(v);
+              out[ch * e.plane + y * e.w + x] = fromFloatRounded<T>(v);
             }
           }
         }
@@ -258,75 +257,69 @@ torch::Tensor translateY(const torch::Tensor &image, double pixels) {
 }
 
 torch::Tensor adjustColor(const torch::Tensor &image, double factor) {
-  return forEachType(
-      image, "adjust_color",
-      [factor](const auto *in, auto *out, int64_t c, int64_t h, int64_t w) {
-        checkRgbOrGray(c, "adjust_color");
-        int64_t plane = h * w;
-        if (c == 1) {
-          std::copy(in, in + plane, out);
-          return;
-        }
-        std::vector<float> gray = grayscale(in, plane);
-        blend(in, out, c * plane, factor,
-              [&](int64_t i) { return gray[i % plane]; });
-      });
+  return forEachType(image, "adjust_color",
+                     [factor](const auto *in, auto *out, Extent e) {
+                       checkRgbOrGray(e.c, "adjust_color");
+                       if (e.c == 1) {
+                         std::copy(in, in + e.plane, out);
+                         return;
+                       }
+                       std::vector<float> gray = grayscale(in, e.plane);
+                       blend(in, out, e.size, factor,
+                             [&](int64_t i) { return gray[i % e.plane]; });
+                     });
 }
 
 torch::Tensor adjustContrast(const torch::Tensor &image, double factor) {
   return forEachType(
-      image, "adjust_contrast",
-      [factor](const auto *in, auto *out, int64_t c, int64_t h, int64_t w) {
-        int64_t plane = h * w, n = c * plane;
+      image, "adjust_contrast", [factor](const auto *in, auto *out, Extent e) {
         double sum = 0;
-        if (c == 3) {
-          for (float g : grayscale(in, plane))
+        if (e.c == 3) {
+          for (float g : grayscale(in, e.plane))
             sum += g;
-          sum /= double(plane);
+          sum /= double(e.plane);
         } else {
-          for (int64_t i = 0; i < n; ++i)
+          for (int64_t i = 0; i < e.size; ++i)
             sum += double(in[i]);
-          sum /= double(n);
+          sum /= double(e.size);
         }
         float mean = float(sum);
-        blend(in, out, n, factor, [mean](int64_t) { return mean; });
+        blend(in, out, e.size, factor, [mean](int64_t) { return mean; });
       });
 }
 
 torch::Tensor adjustBrightness(const torch::Tensor &image, double factor) {
-  return forEachType(
-      image, "adjust_brightness",
-      [factor](const auto *in, auto *out, int64_t c, int64_t h, int64_t w) {
-        blend(in, out, c * h * w, factor, [](int64_t) { return 0.0f; });
-      });
+  return forEachType(image, "adjust_brightness",
+                     [factor](const auto *in, auto *out, Extent e) {
+                       blend(in, out, e.size, factor,
+                             [](int64_t) { return 0.0f; });
+                     });
 }
 
 torch::Tensor adjustSharpness(const torch::Tensor &image, double factor) {
   return forEachType(
-      image, "adjust_sharpness",
-      [factor](const auto *in, auto *out, int64_t c, int64_t h, int64_t w) {
+      image, "adjust_sharpness", [factor](const auto *in, auto *out, Extent e) {
         using T = Pixel<decltype(in)>;
-        int64_t plane = h * w, n = c * plane;
-        if (h <= 2 || w <= 2) {
-          std::copy(in, in + n, out);
+        if (e.h <= 2 || e.w <= 2) {
+          std::copy(in, in + e.size, out);
           return;
         }
-        std::vector<float> smooth(static_cast<size_t>(n));
-        for (int64_t i = 0; i < n; ++i)
+        std::vector<float> smooth(static_cast<size_t>(e.size));
+        for (int64_t i = 0; i < e.size; ++i)
           smooth[i] = float(in[i]);
-        for (int64_t ch = 0; ch < c; ++ch) {
-          const T *src = in + ch * plane;
-          for (int64_t y = 1; y + 1 < h; ++y)
-            for (int64_t x = 1; x + 1 < w; ++x) {
-              float s = 4 * float(src[y * w + x]);
+        for (int64_t ch = 0; ch < e.c; ++ch) {
+          const T *src = in + ch * e.plane;
+          for (int64_t y = 1; y + 1 < e.h; ++y)
+            for (int64_t x = 1; x + 1 < e.w; ++x) {
+              float s = 4 * float(src[y * e.w + x]);
               for (int64_t dy = -1; dy <= 1; ++dy)
                 for (int64_t dx = -1; dx <= 1; ++dx)
-                  s += float(src[(y + dy) * w + x + dx]);
-              smooth[ch * plane + y * w + x] =
+                  s += float(src[(y + dy) * e.w + x + dx]);
+              smooth[ch * e.plane + y * e.w + x] =
                   float(fromFloatRounded<T>(s / 13.0f));
             }
         }
-        blend(in, out, n, factor, [&](int64_t i) { return smooth[i]; });
+        blend(in, out, e.size, factor, [&](int64_t i) { return smooth[i]; });
       });
 }
 
