@@ -12,6 +12,7 @@
 #include "PassUtils.h"
 #include "Report.h"
 #include "composer/Analysis/PointwiseFunction.h"
+#include "composer/Passes/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
@@ -111,6 +112,11 @@ struct MarkToClone : OpConversionPattern<MarkOp> {
 static void populateMarkPatterns(RewritePatternSet &patterns) {
   patterns.add<MarkToClone>(patterns.getContext());
 }
+
+static constexpr llvm::StringLiteral kTestMethodPasses[] = {
+#include "TestMethodPassList.h.inc"
+};
+static MethodPassRegistration testMethodPasses(kTestMethodPasses);
 
 static MethodLoweringRegistration markLowering({"test-mark-activations",
                                                 populateMarkPatterns,

@@ -14,7 +14,7 @@
 include "composer/Dialect/ComposerTypes.td"
 include "composer/Dialect/ComposerInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
-include "mlir/Pass/PassBase.td"
+include "composer/Passes/MethodPass.td"
 
 def ComposerTest_Dialect : Dialect {
   let name = "composer_test";
@@ -37,8 +37,7 @@ def ComposerTest_MarkOp : Op<ComposerTest_Dialect, "mark", [
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def TestMarkActivations
-    : Pass<"composer-test-mark-activations", "::mlir::ModuleOp"> {
+def TestMarkActivations : MethodPass<"composer-test-mark-activations"> {
   let summary = "Mark every activation's output (test-only method)";
   let description = [{
     Puts a composer_test.mark after each activation (an op with the

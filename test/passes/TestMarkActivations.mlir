@@ -6,6 +6,8 @@
 // RUN: composer-opt %s --load-dialect-plugin=%composer_build/lib/ComposerTestMethod.so --load-pass-plugin=%composer_build/lib/ComposerTestMethod.so --pass-pipeline='builtin.module(composer-test-mark-activations,composer-test-mark-activations)' 2>&1 >/dev/null | FileCheck %s --check-prefix=AGAIN
 // RUN: composer-opt %s --load-dialect-plugin=%composer_build/lib/ComposerTestMethod.so --load-pass-plugin=%composer_build/lib/ComposerTestMethod.so --pass-pipeline='builtin.module(composer-test-mark-activations,composer-lower-to-aten)' 2>&1 | FileCheck %s --check-prefix=LOWERED
 // RUN: composer-opt %s --load-dialect-plugin=%composer_build/lib/ComposerTestMethod.so --load-pass-plugin=%composer_build/lib/ComposerTestMethod.so --pass-pipeline='builtin.module(composer-test-mark-activations,composer-lower-to-runtime)' 2>&1 | FileCheck %s --check-prefix=LOWERED
+// A method pass: --report-costs compares it with the others.
+// RUN: composer-opt %s --load-dialect-plugin=%composer_build/lib/ComposerTestMethod.so --load-pass-plugin=%composer_build/lib/ComposerTestMethod.so --report-costs --input-spec=2x4xf32 --peak-gflops=100 | FileCheck %s --check-prefix=COSTS
 // Without the plugin, the pass does not exist.
 // RUN: not composer-opt %s --pass-pipeline='builtin.module(composer-test-mark-activations)' 2>&1 | FileCheck %s --check-prefix=ABSENT
 
@@ -44,5 +46,7 @@ module {
 // LOWERED-NEXT: %[[G:.*]] = composer.op "aten::silu"(%[[CR]])
 // LOWERED: %[[CG:.*]] = composer.op "aten::clone"(%[[G]], %{{.*}})
 // LOWERED-NEXT: return %[[CG]]
+
+// COSTS: composer-test-mark-activations 2 0 (0) 0 (0) 160 1.00
 
 // ABSENT: composer-test-mark-activations
