@@ -107,21 +107,28 @@ bool emitDefs(raw_ostream &os, const RecordKeeper &records) {
       if (!isView)
         traits.push_back("AtenTrait::ShapePreserving");
     }
+    // AtenKindInfo::getAutocastClass(Any) relies on this.
+    StringRef cpuClass =
+        record.getValueAsDef("cpuAutocast")->getValueAsString("name");
+    StringRef cudaClass =
+        record.getValueAsDef("cudaAutocast")->getValueAsString("name");
+    if (cpuClass != cudaClass && cpuClass != "Fp32" && cudaClass != "Fp32")
+      PrintFatalError(record.getLoc(),
+                      "autocast classes may differ between devices only "
+                      "where one is Fp32");
     uint32_t operandMask = 0;
     for (int64_t operand : record.getValueAsListOfInts("autocastOperands")) {
       if (operand < 0 || operand >= 32)
         PrintFatalError(record.getLoc(), "autocast operand out of range");
       operandMask |= 1u << operand;
     }
-    os << formatv(
-        "  {{AtenKind::{0}, \"{1}\", {2}, AutocastClass::{3}, "
-        "AutocastClass::{4}, {5:x}u, FlopRule::{6}},\n",
-        entry.cppName, entry.name,
-        traits.empty() ? std::string("AtenTrait::None") : join(traits, " | "),
-        record.getValueAsDef("cpuAutocast")->getValueAsString("name"),
-        record.getValueAsDef("cudaAutocast")->getValueAsString("name"),
-        operandMask,
-        record.getValueAsDef("flopRule")->getValueAsString("name"));
+    os << formatv("  {{AtenKind::{0}, \"{1}\", {2}, AutocastClass::{3}, "
+                  "AutocastClass::{4}, {5:x}u, FlopRule::{6}},\n",
+                  entry.cppName, entry.name,
+                  traits.empty() ? std::string("AtenTrait::None")
+                                 : join(traits, " | "),
+                  cpuClass, cudaClass, operandMask,
+                  record.getValueAsDef("flopRule")->getValueAsString("name"));
   }
   os << "};\n";
   return false;

@@ -85,7 +85,8 @@ struct AtenKindInfo {
     case AutocastDevice::Any:
       break;
     }
-    // fp32 where one device needs it, low where both run it low.
+    // The devices' classes differ only where one has no low kernel (Fp32
+    // there); the output must run on both, so Fp32 wins.
     if (cpuAutocast == AutocastClass::Fp32 ||
         cudaAutocast == AutocastClass::Fp32)
       return AutocastClass::Fp32;
