@@ -1,5 +1,4 @@
-//===- Attention.h - scaled dot-product attention, however written -*- C++
-//-*-===//
+//===- Attention.h - attention as models write it ---------------*- C++ -*-===//
 //
 // Attention as models write it op by op: a softmax over the last dimension
 // of scores computed from matmul(q, k^T) (or bmm), scaled by mul or div,

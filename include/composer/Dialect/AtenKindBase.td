@@ -1,4 +1,4 @@
-//===- AtenKindBase.td - what a pass may know of an aten kind -*- tablegen -*-===//
+//===- AtenKindBase.td - what a pass may know of a kind ----*- tablegen -*-===//
 //
 // The classes AtenKinds.td describes TorchScript node kinds with. Passes
 // recognise nodes without a typed op (composer.op "aten::...") and typed ops

@@ -1,5 +1,4 @@
-//===- FlopCost.h - what one op costs in floating-point operations -*- C++
-//-*-===//
+//===- FlopCost.h - an op's cost in floating-point operations ---*- C++ -*-===//
 //
 // The value FlopCountOpInterface returns (ComposerInterfaces.td): one op's
 // forward FLOPs and what its backward costs, from the op's types alone.

@@ -1,5 +1,4 @@
-//===- ProcessSettings.h - CPU settings a training process wants -*- C++
-//-*-===//
+//===- ProcessSettings.h - a training process's CPU settings ----*- C++ -*-===//
 //
 // composer-train applies these before any thread starts; whatever times a
 // training step (composer-opt --report-costs) applies them too, so that it
