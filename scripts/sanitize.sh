@@ -21,8 +21,9 @@ CC=clang-19 CXX=clang++-19 cmake -S . -B build-san -G Ninja \
   -DCMAKE_C_FLAGS_RELEASE="$flags" -DCMAKE_CXX_FLAGS_RELEASE="$flags" \
   -DCOMPOSER_SANITIZE=address,undefined -DCOMPOSER_BUILD_FUZZERS=ON \
   -DCOMPOSER_BUILD_RUNTIME="$runtime" -DCOMPOSER_BUILD_CUDA_KERNELS=OFF >/dev/null
-targets=(composer-opt ComposerUnitTests composer-mlir-fuzzer
-         composer-torchscript-fuzzer)
+# ComposerTestMethod: the test-only method plugin test/passes loads.
+targets=(composer-opt ComposerUnitTests ComposerTestMethod
+         composer-mlir-fuzzer composer-torchscript-fuzzer)
 [ "$runtime" = ON ] && targets=(all)
 cmake --build build-san -j"${JOBS:-2}" --target "${targets[@]}"
 
@@ -36,8 +37,18 @@ echo "== gtest (sanitized)"
 for suite in build-san/bin/*Tests; do
   "$suite" --gtest_brief=1
 done
-echo "== lit, the tests without a model export (sanitized)"
-/usr/bin/python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv \
-  build-san/test/Dialect build-san/test/passes build-san/test/tools/composer-opt/help.test
+# A fuzz target runs on one core; the lit tests take the other meanwhile.
+echo "== lit, the tests without a model export (sanitized), beside the fuzz targets"
+lit_log=build-san/lit-sanitized.log
+/usr/bin/python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv -j1 \
+  build-san/test/Dialect build-san/test/passes \
+  build-san/test/tools/composer-opt/help.test >"$lit_log" 2>&1 &
+lit_pid=$!
 echo "== fuzz targets"
-scripts/fuzz.sh --runs="${FUZZ_RUNS:-3000}"
+fuzz_status=0
+scripts/fuzz.sh --runs="${FUZZ_RUNS:-3000}" || fuzz_status=$?
+lit_status=0
+wait "$lit_pid" || lit_status=$?
+echo "== lit (sanitized)"
+cat "$lit_log"
+[ "$lit_status" = 0 ] && [ "$fuzz_status" = 0 ]
