@@ -627,6 +627,9 @@ void CostReporter::printJson(llvm::raw_ostream &os) {
         {"buffers_added", variant.buffersAdded},
         {"buffer_elements_added", variant.bufferElementsAdded},
         {"forward_flops", variant.flops.forward},
+        // Of forward_flops + backward_flops: attention's products and
+        // softmax (lib/Analysis/Attention.h).
+        {"attention_flops", variant.flops.attention},
         {"backward_flops", variant.flops.backward},
         {"flops", variant.flops.total()},
         {"flops_ratio",

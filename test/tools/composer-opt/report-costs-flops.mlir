@@ -21,7 +21,9 @@
 //   relu: 512
 //   linear: input gradient 10260 + weight gradient 10260 = 20520
 //   total 28160 + 512 + 20520 = 49192
-// CHECK:      "backward_flops": 49192,
+// No attention in a convolution and a linear.
+// CHECK:      "attention_flops": 0,
+// CHECK-NEXT: "backward_flops": 49192,
 // CHECK-NEXT: "buffer_elements_added": 0,
 // CHECK-NEXT: "buffers_added": 0,
 // CHECK-NEXT: "flops": 88124,
