@@ -28,13 +28,19 @@ config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
 # side by side do not share one. Those of finished runs are removed.
 model_caches = os.path.join(config.test_exec_root, "model-cache")
 os.makedirs(model_caches, exist_ok=True)
-for run in os.listdir(model_caches):
+for entry in os.listdir(model_caches):
+    path = os.path.join(model_caches, entry)
     try:
-        os.kill(int(run), 0)
-    except (ValueError, ProcessLookupError):
-        shutil.rmtree(os.path.join(model_caches, run), ignore_errors=True)
+        os.kill(int(entry), 0)
+        continue  # a live run's
     except PermissionError:
-        pass  # another user's live process
+        continue  # another user's live run's
+    except (ValueError, ProcessLookupError):
+        pass
+    if os.path.isdir(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        os.remove(path)
 config.environment["COMPOSER_MODEL_CACHE"] = os.path.join(
     model_caches, str(os.getpid()))
 
