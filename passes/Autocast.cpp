@@ -41,6 +41,14 @@ AutocastClass getAutocastClass(Operation *op, const AtenKindInfo *info,
   AutocastClass autocast = info->getAutocastClass(device);
   if (autocast == AutocastClass::Lower && isTransposedConvolution(op))
     return getAtenKindInfo(AtenKind::conv_transpose2d).getAutocastClass(device);
+  // Cast to another dtype, an in-place op writes into the cast's copy, not
+  // into its operand 0: that is unobservable only where nothing else reads
+  // operand 0. Elsewhere it runs in its operand's dtype.
+  bool castsItsOperand =
+      autocast == AutocastClass::Lower || autocast == AutocastClass::Fp32;
+  if (castsItsOperand && info->has(AtenTrait::InPlace) &&
+      op->getNumOperands() > 0 && !op->getOperand(0).hasOneUse())
+    return AutocastClass::Follow;
   return autocast;
 }
 

@@ -323,6 +323,32 @@ module {
 
 // -----
 
+// An in-place fp32-class op whose operand is read again afterwards runs in
+// its operand's dtype: cast, it would write into the cast's copy and the
+// later read would miss the write. With its operand read nowhere else it is
+// cast as its out-of-place kind would be.
+module {
+  composer.parameter @fc.weight : !composer.tensor<4x4xf32>
+  func.func @forward(%x: !composer.tensor) -> (!composer.tensor, !composer.tensor) {
+    %none = composer.constant(none) : !composer.none
+    %w = composer.get_param @fc.weight : !composer.tensor
+    %y = composer.linear %x, %w, %none : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %e = composer.op "aten::exp_"(%y) : (!composer.tensor) -> !composer.tensor
+    %s = composer.add %y, %e {alpha = 1 : i64} : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %z = composer.linear %x, %w, %none : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    %f = composer.op "aten::exp_"(%z) : (!composer.tensor) -> !composer.tensor
+    return %s, %f : !composer.tensor, !composer.tensor
+  }
+}
+// CHECK-LABEL: func.func @forward
+// CHECK: %[[Y:.*]] = composer.linear
+// CHECK-NEXT: %[[E:.*]] = composer.op "aten::exp_"(%[[Y]])
+// CHECK: %[[Z:.*]] = composer.linear
+// CHECK-NEXT: %[[ZF:.*]] = composer.to_dtype %[[Z]] {{.*}}dtype = #composer.dtype<f32>
+// CHECK-NEXT: composer.op "aten::exp_"(%[[ZF]])
+
+// -----
+
 // Transposed convolutions, scripted (aten::conv_transpose2d) and traced
 // (composer.convolution, transposed): CPU autocast keeps them in fp32, as
 // LibTorch 1.13 has no bf16 CPU kernel for them, so they stay fp32 for the
