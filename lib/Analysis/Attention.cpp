@@ -40,7 +40,8 @@ std::optional<ListSuffix> getListSuffix(Value list, unsigned depth = 0) {
     return std::nullopt;
   if (std::optional<SmallVector<OpFoldResult>> elements = getListElements(list))
     return ListSuffix{std::move(*elements), /*complete=*/true};
-  if (auto copy = getGeneric(list, AtenKind::list))
+  if (auto copy = getGeneric(list, AtenKind::list);
+      copy && copy->getNumOperands() == 1)
     return getListSuffix(copy->getOperand(0), depth + 1);
   auto concat = getGeneric(list, AtenKind::add);
   if (!concat || concat->getNumOperands() != 2)
@@ -81,6 +82,8 @@ std::optional<AttentionHeads> findHeadCount(Value operand) {
       return std::nullopt;
     if (isa<ViewOp, ReshapeOp>(def) ||
         isGenericOf(def, {AtenKind::view, AtenKind::reshape})) {
+      if (def->getNumOperands() < 2)
+        return std::nullopt;
       sizes = getListSuffix(def->getOperand(1));
       if (!sizes)
         return std::nullopt;
@@ -164,10 +167,12 @@ std::optional<AttentionHeads> findHeadCount(Value operand) {
   auto product = dyn_cast_if_present<Value>(known[order[0]]);
   if (!product)
     return std::nullopt;
-  if (auto toInt = getGeneric(product, AtenKind::Int))
+  if (auto toInt = getGeneric(product, AtenKind::Int);
+      toInt && toInt->getNumOperands() >= 1)
     product = toInt->getOperand(0);
   Operation *mul = product.getDefiningOp();
-  if (!mul || !(isa<MulOp>(mul) || isGenericOf(mul, {AtenKind::mul})))
+  if (!mul || mul->getNumOperands() < 2 ||
+      !(isa<MulOp>(mul) || isGenericOf(mul, {AtenKind::mul})))
     return std::nullopt;
   Value lhs = mul->getOperand(0), rhs = mul->getOperand(1);
   for (auto [factor, other] : {std::pair(rhs, lhs), std::pair(lhs, rhs)}) {
@@ -207,8 +212,11 @@ bool findScores(Value logits, AttentionSite &site, unsigned depth = 0) {
     return isa<TorchTensorType>(value.getType());
   };
   // Either operand of an add or a product may carry the scores.
+  // Generic ops are checked for the operands read: their verifier checks
+  // only the kind.
   if (isa<AddOp, MulOp>(def) ||
-      isGenericOf(def, {AtenKind::add, AtenKind::mul})) {
+      (isGenericOf(def, {AtenKind::add, AtenKind::mul}) &&
+       def->getNumOperands() >= 2)) {
     bool isAdd = isa<AddOp>(def) || isGenericOf(def, {AtenKind::add});
     for (unsigned i : {0u, 1u}) {
       AttentionSite found = site;
@@ -225,7 +233,8 @@ bool findScores(Value logits, AttentionSite &site, unsigned depth = 0) {
     }
     return false;
   }
-  if (isGenericOf(def, {AtenKind::masked_fill, AtenKind::masked_fill_})) {
+  if (isGenericOf(def, {AtenKind::masked_fill, AtenKind::masked_fill_}) &&
+      def->getNumOperands() >= 2) {
     site.masks.push_back({AttentionMaskKind::Select, &def->getOpOperand(1)});
     return findScores(def->getOperand(0), site, depth + 1);
   }
@@ -236,9 +245,10 @@ bool findScores(Value logits, AttentionSite &site, unsigned depth = 0) {
   if (isGenericOf(def, {AtenKind::div, AtenKind::true_divide}))
     site.scalings.push_back(def);
   if (isa<ToDtypeOp, ContiguousOp>(def) ||
-      isGenericOf(def, {AtenKind::div, AtenKind::true_divide, AtenKind::to,
-                        AtenKind::type_as, AtenKind::contiguous,
-                        AtenKind::to_float}))
+      (isGenericOf(def, {AtenKind::div, AtenKind::true_divide, AtenKind::to,
+                         AtenKind::type_as, AtenKind::contiguous,
+                         AtenKind::to_float}) &&
+       def->getNumOperands() >= 1))
     return findScores(def->getOperand(0), site, depth + 1);
   return false;
 }
@@ -298,12 +308,14 @@ bool isStateTable(Value value) {
 bool carriesRotaryEmbedding(Value operand) {
   for (unsigned depth = 0; depth <= kMaxChainLength; ++depth) {
     Operation *def = operand.getDefiningOp();
-    if (!def)
+    if (!def || def->getNumOperands() == 0)
       return false;
-    if (isa<AddOp>(def) || isGenericOf(def, {AtenKind::add})) {
+    if (isa<AddOp>(def) ||
+        (isGenericOf(def, {AtenKind::add}) && def->getNumOperands() >= 2)) {
       auto isTableProduct = [](Value term) {
         Operation *mul = term.getDefiningOp();
-        return mul && (isa<MulOp>(mul) || isGenericOf(mul, {AtenKind::mul})) &&
+        return mul && mul->getNumOperands() >= 2 &&
+               (isa<MulOp>(mul) || isGenericOf(mul, {AtenKind::mul})) &&
                (isStateTable(mul->getOperand(0)) ||
                 isStateTable(mul->getOperand(1)));
       };
@@ -357,8 +369,10 @@ bool isMaskTransform(Operation *op) {
 } // namespace
 
 bool isAttentionProduct(Operation *op) {
+  // A generic op's verifier checks its kind only: a product has both factors.
   return isa_and_nonnull<MatmulOp>(op) ||
-         isGenericOf(op, {AtenKind::matmul, AtenKind::bmm});
+         (isGenericOf(op, {AtenKind::matmul, AtenKind::bmm}) &&
+          op->getNumOperands() >= 2);
 }
 
 Operation *findValueProduct(Value probabilities) {
@@ -417,7 +431,8 @@ std::optional<StateMask> traceStateMask(const AttentionMask &mask) {
   Value value = mask.operand->get();
   if (mask.kind == AttentionMaskKind::Select) {
     while (Operation *def = value.getDefiningOp()) {
-      if (!isMaskTransform(def) || state.transforms.size() > kMaxChainLength)
+      if (!isMaskTransform(def) || def->getNumOperands() == 0 ||
+          state.transforms.size() > kMaxChainLength)
         break;
       state.transforms.push_back(def);
       value = def->getOperand(0);
