@@ -32,8 +32,9 @@ ElementwiseKind classify(Operation *op, bool &inplace) {
   if (is(AtenKind::add) || is(AtenKind::sub) || is(AtenKind::rsub) ||
       is(AtenKind::mul) || is(AtenKind::div) || is(AtenKind::neg))
     return ElementwiseKind::Arithmetic;
-  // A nonlinear function of one tensor (an activation, erf, exp).
-  if (info->has(AtenTrait::ElementwiseUnary))
+  // A nonlinear function of one tensor with a gradient (an activation,
+  // erf, exp); not rounding, sign or bitwise functions.
+  if (info->has(AtenTrait::ElementwiseUnary | AtenTrait::HasGradient))
     return ElementwiseKind::Activation;
   return ElementwiseKind::NotElementwise;
 }

@@ -87,10 +87,12 @@ bool emitDefs(raw_ostream &os, const RecordKeeper &records) {
   for (const KindEntry &entry : entries) {
     const Record &record = *entry.record;
     std::vector<std::string> traits;
-    bool isView = false;
-    for (const Record *trait : record.getValueAsListOfDefs("traits")) {
+    std::vector<Record *> declared = record.getValueAsListOfDefs("traits");
+    bool isView = llvm::any_of(declared, [](const Record *trait) {
+      return trait->getValueAsString("name") == "View";
+    });
+    for (const Record *trait : declared) {
       StringRef traitName = trait->getValueAsString("name");
-      isView |= traitName == "View";
       // An in-place view changes operand 0's metadata: it is no longer
       // shape-preserving.
       if (entry.inPlace && isView && traitName == "ShapePreserving")

@@ -21,6 +21,10 @@ class AtenTrait<string cppName> {
 // The result is f(operand 0) element by element; other operands are
 // scalars or options (relu, exp, clamp).
 def ElementwiseUnary : AtenTrait<"ElementwiseUnary">;
+// A float function whose gradient is not zero almost everywhere: what an
+// activation can be built of (exp, erf, clamp), unlike rounding, sign or
+// bitwise functions.
+def HasGradient : AtenTrait<"HasGradient">;
 // The result is f(operand 0, operand 1) element by element, the two
 // broadcast against each other (add, mul, eq).
 def ElementwiseBinary : AtenTrait<"ElementwiseBinary">;
@@ -99,11 +103,18 @@ class AtenKind<string kindName, list<AtenTrait> kindTraits = [],
 }
 
 class ActivationKind<string name, bit inplace = 1>
-    : AtenKind<name, [ElementwiseUnary, ShapePreserving, Activation]> {
+    : AtenKind<name, [ElementwiseUnary, ShapePreserving, Activation,
+                      HasGradient]> {
   let hasInPlace = inplace;
 }
 class UnaryMathKind<string name, AutocastClass autocast = AutocastFollow>
-    : AtenKind<name, [ElementwiseUnary, ShapePreserving], autocast> {
+    : AtenKind<name, [ElementwiseUnary, ShapePreserving, HasGradient],
+               autocast> {
+  let hasInPlace = 1;
+}
+// Integer-valued functions of one tensor (rounding, sign, bitwise).
+class RoundingKind<string name>
+    : AtenKind<name, [ElementwiseUnary, ShapePreserving]> {
   let hasInPlace = 1;
 }
 class BinaryArithmeticKind<string name, bit inplace = 1>

@@ -36,7 +36,8 @@ enum class AtenTrait : uint32_t {
   Transposed = 1u << 7,
   /// Writes operand 0 and returns it (a trailing `_`).
   InPlace = 1u << 8,
-  LLVM_MARK_AS_BITMASK_ENUM(/*LargestValue=*/InPlace)
+  HasGradient = 1u << 9,
+  LLVM_MARK_AS_BITMASK_ENUM(/*LargestValue=*/HasGradient)
 };
 LLVM_ENABLE_BITMASK_ENUMS_IN_NAMESPACE();
 
