@@ -3,6 +3,7 @@
 // RUN: composer-opt %s -split-input-file --composer-glu="gated-layer-bias=true" 2>/dev/null | FileCheck %s --check-prefix=GATED-BIAS
 // RUN: composer-opt %s -split-input-file --composer-glu="non-gated-layer-bias=true" 2>/dev/null | FileCheck %s --check-prefix=NON-GATED-BIAS
 // RUN: not composer-opt %s --composer-glu="gated-layer-bias=maybe" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: composer-opt %s -split-input-file --composer-glu 2>/dev/null | FileCheck %s --check-prefix=ROUNDING
 // Idempotent, biases included.
 // RUN: composer-opt %s -split-input-file --composer-glu="gated-layer-bias=true non-gated-layer-bias=true" 2>/dev/null > %t.once.mlir
 // RUN: composer-opt %s -split-input-file --composer-glu="gated-layer-bias=true non-gated-layer-bias=true" --composer-glu="gated-layer-bias=true non-gated-layer-bias=true" 2>/dev/null > %t.twice.mlir
@@ -426,3 +427,24 @@ module {
 // AGAIN: warning: composer-glu: 0 feed-forwards gated, 1 skipped
 
 // BAD: for the --gated-layer-bias option: 'maybe' is invalid value for boolean argument
+
+// -----
+
+// floor between two linears is no activation (it has no gradient): the
+// feed-forward is left as it is.
+module {
+  composer.parameter @rounded.fc1.weight : !composer.tensor<16x8xf32>
+  composer.parameter @rounded.fc2.weight : !composer.tensor<8x16xf32>
+  func.func @forward(%x: !composer.tensor<2x8xf32>) -> !composer.tensor {
+    %none = composer.constant(none) : !composer.none
+    %w1 = composer.get_param @rounded.fc1.weight : !composer.tensor
+    %h = composer.linear %x, %w1, %none : (!composer.tensor<2x8xf32>, !composer.tensor, !composer.none) -> !composer.tensor
+    %f = composer.op "aten::floor"(%h) : (!composer.tensor) -> !composer.tensor
+    %w2 = composer.get_param @rounded.fc2.weight : !composer.tensor
+    %y = composer.linear %f, %w2, %none : (!composer.tensor, !composer.tensor, !composer.none) -> !composer.tensor
+    return %y : !composer.tensor
+  }
+}
+// ROUNDING: composer.parameter @rounded.fc1.weight : !composer.tensor<16x8xf32>
+// ROUNDING-NOT: @rounded.fc1.gated_layer
+// ROUNDING: composer.op "aten::floor"
