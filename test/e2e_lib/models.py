@@ -4,9 +4,9 @@ Run as: models.py NAME {script,trace} OUT.pt
 Writes OUT.pt (torch.jit.save) and OUT.pt.input.pt (the example input).
 
 Exports are deterministic, so a lit run exports each (NAME, mode) once: with
-COMPOSER_MODEL_CACHE set (lit.cfg.py sets it to a directory it empties at
-the start of each run), the first test to ask exports into it, under a lock,
-and every test copies from it.
+COMPOSER_MODEL_CACHE set (lit.cfg.py sets it to a directory of the lit
+run's own), the first test to ask exports into it, under a lock, and every
+test copies from it.
 """
 import fcntl
 import os
