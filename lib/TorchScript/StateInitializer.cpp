@@ -1,12 +1,14 @@
 //===- StateInitializer.cpp - the registry of state initializers ---------===//
 
 #include "StateInitializer.h"
+
 #include "Conversion.h"
 
 #include "composer/Support/StatePaths.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/ErrorHandling.h"
 
 using namespace mlir;
 using namespace composer;
@@ -70,10 +72,11 @@ LogicalResult StateInitializer::check(const StateRequest &, const at::Tensor &,
 void composer::registerStateInitializer(
     std::unique_ptr<StateInitializer> initializer) {
   StringRef kind = initializer->getKind();
-  bool inserted =
-      getRegistry().try_emplace(kind, std::move(initializer)).second;
-  assert(inserted && "state initializer kind registered twice");
-  (void)inserted;
+  // Two methods claiming one kind would make export pick one of them by
+  // static initialization order: a build error in any build type.
+  if (!getRegistry().try_emplace(kind, std::move(initializer)).second)
+    llvm::report_fatal_error(llvm::Twine("state initializer kind '") + kind +
+                             "' registered twice");
 }
 
 const StateInitializer *
