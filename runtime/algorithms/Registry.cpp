@@ -55,7 +55,9 @@ void checkOptionInterval(const std::string &algorithm,
       (openHigh ? value < high : value <= high))
     return;
   auto bound = [](double b) {
-    if (b == std::trunc(b))
+    // Whole numbers print without a fraction; int64_t holds them exactly
+    // below 2^53 (and not infinities at all).
+    if (std::isfinite(b) && std::abs(b) < 0x1p53 && b == std::trunc(b))
       return std::to_string(int64_t(b));
     std::ostringstream os;
     os << b;
