@@ -2,8 +2,8 @@
 """Checks that method knowledge lives only where docs/adding-a-method.md says.
 
 The guide's table "Where shared knowledge lives" names, for each kind of
-knowledge, the files that may hold it (backticked paths; `<Name>` matches any
-one path component part). This script finds each kind in the sources and
+knowledge, the files that may hold it (backticked paths; `<Name>` matches
+part of one path component, never a '/'). This script finds each kind in the sources and
 fails, naming file and line, where it appears in a file the table does not
 list for it:
 
@@ -19,7 +19,6 @@ the parent of this script's directory). Exit status 1 on a violation.
 """
 
 import argparse
-import fnmatch
 import pathlib
 import re
 import sys
@@ -42,6 +41,14 @@ def fail(message):
     sys.exit(1)
 
 
+def path_pattern(path):
+    """A regular expression for a guide path: `<Name>` matches one path
+    component's part (never a '/')."""
+    return re.compile("".join(
+        "[^/]*" if part.startswith("<") else re.escape(part)
+        for part in re.split(r"(<[^>]*>)", path) if part))
+
+
 def read_guide_table(root):
     """Maps each knowledge kind to the glob patterns the guide lists."""
     path = root / GUIDE
@@ -52,7 +59,7 @@ def read_guide_table(root):
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
         if len(cells) < 3 or cells[0] not in ROWS:
             continue
-        globs = [re.sub(r"<[^>]*>", "*", p) for p in re.findall(r"`([^`]+)`", cells[-1])]
+        globs = [path_pattern(p) for p in re.findall(r"`([^`]+)`", cells[-1])]
         if not globs:
             fail(f"{GUIDE}:{number}: row '{cells[0]}' lists no files")
         patterns[ROWS[cells[0]]] = globs
@@ -66,9 +73,11 @@ def read_method_ops(root):
     """The C++ class names of the ops that declare MethodOpInterface."""
     text = (root / OPS_TD).read_text()
     ops = []
-    for match in re.finditer(r"^def Composer_(\w+)\s*:\s*Composer_Op<[^\[]*\[([^\]]*)\]",
+    # Each op's header: from its def to the `{` that opens its body (trait
+    # lists nest brackets: DeclareOpInterfaceMethods<X, ["m"]>).
+    for match in re.finditer(r"^def Composer_(\w+)\s*:\s*Composer_Op<([^{]*)\{",
                              text, re.MULTILINE):
-        if "MethodOpInterface" in match.group(2):
+        if re.search(r"\bMethodOpInterface\b", match.group(2)):
             ops.append(match.group(1))
     if not ops:
         fail(f"{OPS_TD}: no op declares MethodOpInterface")
@@ -85,8 +94,8 @@ def source_files(root):
                 yield path.relative_to(root).as_posix(), path
 
 
-def listed(relative, globs):
-    return any(fnmatch.fnmatchcase(relative, glob) for glob in globs)
+def listed(relative, patterns):
+    return any(pattern.fullmatch(relative) for pattern in patterns)
 
 
 def main():
