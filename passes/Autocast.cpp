@@ -43,11 +43,15 @@ AutocastClass getAutocastClass(Operation *op, const AtenKindInfo *info,
     return getAtenKindInfo(AtenKind::conv_transpose2d).getAutocastClass(device);
   // Cast to another dtype, an in-place op writes into the cast's copy, not
   // into its operand 0: that is unobservable only where nothing else reads
-  // operand 0. Elsewhere it runs in its operand's dtype.
+  // operand 0 and the op runs once per definition of it (not in a loop's
+  // body over a value from outside). Elsewhere it runs in its operand's
+  // dtype.
   bool castsItsOperand =
       autocast == AutocastClass::Lower || autocast == AutocastClass::Fp32;
   if (castsItsOperand && info->has(AtenTrait::InPlace) &&
-      op->getNumOperands() > 0 && !op->getOperand(0).hasOneUse())
+      op->getNumOperands() > 0 &&
+      (!op->getOperand(0).hasOneUse() ||
+       op->getOperand(0).getParentBlock() != op->getBlock()))
     return AutocastClass::Follow;
   return autocast;
 }
