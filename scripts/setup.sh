@@ -11,6 +11,7 @@ packages=(
   cmake ninja-build g++ git
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libtorch-dev libgtest-dev zlib1g-dev libgloo-dev
+  libzstd-dev libssl-dev libxxhash-dev nlohmann-json3-dev
   libopenblas0-openmp
   python3-torch python3-torchvision python3-matplotlib
   dataset-fashion-mnist fortunes

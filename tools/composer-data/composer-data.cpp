@@ -1,0 +1,480 @@
+//===- composer-data.cpp - Make and inspect datasets ----------------------===//
+//
+//   composer-data mds-from-folder ROOT OUT [--shard-size 64mb]
+//                 [--compression zstd|zstd:N|none] [--hashes sha1,xxh64]
+//   composer-data inspect DIR
+//
+// mds-from-folder writes a torchvision-style image folder (ROOT/CLASS/FILE)
+// as MosaicML Streaming MDS shards with columns image (the files' bytes,
+// jpeg or png) and label (int, the class's index in sorted class order).
+// Output appears whole or not at all: shards are written into a temporary
+// directory beside OUT, renamed to OUT when done.
+//
+// Exit status 0 on success, 1 on bad input ("composer-data: PATH: reason"),
+// 2 on a bad command line.
+//
+//===----------------------------------------------------------------------===//
+
+#include "composer/Runtime/ImageCodec.h"
+#include "composer/Runtime/Mds.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <system_error>
+
+using namespace composer::runtime;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// An error in the input: printed as "composer-data: MESSAGE", exit 1.
+struct InputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+/// A bad command line: printed with the usage, exit 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+const char *usage =
+    "usage: composer-data mds-from-folder ROOT OUT [--shard-size SIZE]\n"
+    "                     [--compression zstd|zstd:N|none] "
+    "[--hashes NAME,...]\n"
+    "       composer-data inspect DIR\n";
+
+std::string readFile(const fs::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw InputError(path.string() + ": cannot read");
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (in.bad())
+    throw InputError(path.string() + ": cannot read");
+  return s.str();
+}
+
+//===----------------------------------------------------------------------===//
+// Image folders
+//===----------------------------------------------------------------------===//
+
+struct FolderImage {
+  fs::path path;
+  int64_t label;
+};
+struct Folder {
+  std::vector<std::string> classes;
+  std::vector<FolderImage> images;
+};
+
+bool hasImageExtension(const fs::path &path) {
+  // torchvision's IMG_EXTENSIONS, compared in lower case.
+  static const char *extensions[] = {".jpg", ".jpeg", ".png",  ".ppm", ".bmp",
+                                     ".pgm", ".tif",  ".tiff", ".webp"};
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  for (const char *e : extensions)
+    if (ext == e)
+      return true;
+  return false;
+}
+
+/// Lists ROOT as torchvision's ImageFolder does: classes are ROOT's
+/// subdirectories in sorted order, images every file with an image extension
+/// under each, in sorted order of directory then name, links followed.
+Folder listImageFolder(const fs::path &root) {
+  std::error_code ec;
+  if (!fs::is_directory(root, ec))
+    throw InputError(root.string() + ": not a directory");
+  Folder folder;
+  for (const fs::directory_entry &e : fs::directory_iterator(root, ec))
+    if (e.is_directory())
+      folder.classes.push_back(e.path().filename().string());
+  if (ec)
+    throw InputError(root.string() + ": cannot list: " + ec.message());
+  std::sort(folder.classes.begin(), folder.classes.end());
+  if (folder.classes.empty())
+    throw InputError(root.string() +
+                     ": no class directories (expected ROOT/CLASS/IMAGE)");
+  for (size_t label = 0; label < folder.classes.size(); ++label) {
+    std::vector<fs::path> files;
+    fs::path dir = root / folder.classes[label];
+    for (auto it = fs::recursive_directory_iterator(
+             dir, fs::directory_options::follow_directory_symlink, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      if (it->is_regular_file() && hasImageExtension(it->path()))
+        files.push_back(it->path());
+    if (ec)
+      throw InputError(dir.string() + ": cannot list: " + ec.message());
+    // os.walk sorted by directory, then names sorted within it.
+    std::sort(files.begin(), files.end(),
+              [](const fs::path &a, const fs::path &b) {
+                std::string da = a.parent_path().string();
+                std::string db = b.parent_path().string();
+                if (da != db)
+                  return da < db;
+                return a.filename().string() < b.filename().string();
+              });
+    for (fs::path &f : files)
+      folder.images.push_back({std::move(f), int64_t(label)});
+  }
+  if (folder.images.empty())
+    throw InputError(root.string() + ": no images in its " +
+                     std::to_string(folder.classes.size()) +
+                     " class directories");
+  return folder;
+}
+
+const char *formatName(ImageFormat f) {
+  return f == ImageFormat::Jpeg ? "jpeg" : f == ImageFormat::Png ? "png" : "?";
+}
+
+//===----------------------------------------------------------------------===//
+// mds-from-folder
+//===----------------------------------------------------------------------===//
+
+std::vector<std::string> splitList(const std::string &text) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t comma = text.find(',', at);
+    std::string item = text.substr(at, comma - at);
+    if (!item.empty())
+      out.push_back(item);
+    if (comma == std::string::npos)
+      break;
+    at = comma + 1;
+  }
+  return out;
+}
+
+/// Removes a directory this run made unless it was renamed into place.
+struct TempDir {
+  fs::path path;
+  bool keep = false;
+  ~TempDir() {
+    if (!path.empty() && !keep) {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  }
+};
+
+int mdsFromFolder(const std::vector<std::string> &args) {
+  std::vector<std::string> positional;
+  std::string shardSize = "64mb", compression = "none", hashes;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i], value;
+    bool isOption = arg.rfind("--", 0) == 0;
+    if (isOption) {
+      size_t eq = arg.find('=');
+      if (eq != std::string::npos) {
+        value = arg.substr(eq + 1);
+        arg = arg.substr(0, eq);
+      } else if (i + 1 < args.size()) {
+        value = args[++i];
+      } else {
+        throw UsageError(arg + " needs a value");
+      }
+      if (arg == "--shard-size")
+        shardSize = value;
+      else if (arg == "--compression")
+        compression = value;
+      else if (arg == "--hashes")
+        hashes = value;
+      else
+        throw UsageError("unknown option " + arg);
+    } else {
+      positional.push_back(arg);
+    }
+  }
+  if (positional.size() != 2)
+    throw UsageError("mds-from-folder takes ROOT and OUT");
+  fs::path root = positional[0], out = positional[1];
+
+  MdsWriterOptions options;
+  options.columns = {{"image", ""}, {"label", "int"}};
+  try {
+    options.sizeLimit = parseMdsSize(shardSize);
+  } catch (const std::invalid_argument &e) {
+    throw UsageError(std::string("--shard-size: ") + e.what());
+  }
+  options.compression = compression == "none" ? "" : compression;
+  options.hashes = splitList(hashes);
+  std::sort(options.hashes.begin(), options.hashes.end());
+  options.hashes.erase(
+      std::unique(options.hashes.begin(), options.hashes.end()),
+      options.hashes.end());
+  for (const std::string &h : options.hashes)
+    if (!isMdsHash(h))
+      throw UsageError("--hashes: unsupported hash '" + h +
+                       "' (md5, sha1, sha224, sha256, sha384, sha512, "
+                       "sha3_224, sha3_256, sha3_384, sha3_512, blake2b, "
+                       "blake2s, xxh32, xxh64, xxh3_64, xxh128)");
+
+  try {
+    MdsWriterOptions check = options;
+    check.columns[0].second = "jpeg";
+    MdsWriter(out.string(), check); // checks the options, writes nothing
+  } catch (const std::invalid_argument &e) {
+    throw UsageError(e.what());
+  }
+
+  std::error_code ec;
+  if (fs::exists(out, ec) &&
+      (!fs::is_directory(out, ec) || !fs::is_empty(out, ec)))
+    throw InputError(out.string() +
+                     ": already exists and is not an empty directory");
+
+  // One encoding per column: every image must be JPEG, or every one PNG.
+  Folder folder = listImageFolder(root);
+  ImageFormat format = ImageFormat::Unknown;
+  fs::path first;
+  for (const FolderImage &image : folder.images) {
+    char magic[16] = {};
+    std::ifstream in(image.path, std::ios::binary);
+    in.read(magic, sizeof(magic));
+    ImageFormat f = sniffImageFormat(magic, size_t(in.gcount()));
+    if (f == ImageFormat::Unknown)
+      throw InputError(image.path.string() +
+                       ": not a JPEG or PNG file (MDS image columns hold "
+                       "jpeg or png; convert it)");
+    if (format == ImageFormat::Unknown) {
+      format = f;
+      first = image.path;
+    } else if (f != format) {
+      throw InputError(image.path.string() + ": is " + formatName(f) + " but " +
+                       first.string() + " is " + formatName(format) +
+                       "; an MDS column has one encoding: convert the "
+                       "images to one format");
+    }
+  }
+  options.columns[0].second = formatName(format);
+
+  // Write beside OUT (same file system, so the rename is atomic).
+  fs::path parent = fs::absolute(out, ec).parent_path();
+  std::string pattern =
+      (parent / ("." + out.filename().string() + ".tmp-XXXXXX")).string();
+  if (!mkdtemp(pattern.data()))
+    throw InputError(pattern + ": cannot create: " + std::strerror(errno));
+  TempDir tmp{pattern};
+  {
+    MdsWriter writer(tmp.path.string(), options);
+    for (const FolderImage &image : folder.images) {
+      std::string bytes = readFile(image.path);
+      // A file that does not parse would fail every epoch: stop here.
+      try {
+        readImageInfo(bytes.data(), bytes.size(), image.path.string());
+      } catch (const std::exception &e) {
+        throw InputError(e.what());
+      }
+      std::string label(8, '\0');
+      for (int k = 0; k < 8; ++k)
+        label[k] = char((uint64_t(image.label) >> (8 * k)) & 0xff);
+      writer.write({std::move(bytes), std::move(label)});
+    }
+    writer.finish();
+  }
+  if (fs::exists(out, ec))
+    fs::remove(out, ec); // empty, checked above
+  fs::rename(tmp.path, out, ec);
+  if (ec)
+    throw InputError(out.string() + ": cannot create: " + ec.message());
+  tmp.keep = true;
+
+  MdsReader written(out.string());
+  std::cout << "wrote " << written.size() << " images of "
+            << folder.classes.size() << " classes (" << formatName(format)
+            << ") in " << written.shards().size() << " shard"
+            << (written.shards().size() == 1 ? "" : "s") << " to "
+            << out.string() << "\n";
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// inspect
+//===----------------------------------------------------------------------===//
+
+std::string quoted(std::string_view text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += char(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    } else {
+      out += char(c); // UTF-8 passes through
+    }
+  }
+  return out + "\"";
+}
+
+std::string number(const torch::Tensor &t) {
+  if (torch::isFloatingType(t.scalar_type())) {
+    double v = t.item<double>();
+    char buf[64];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+    return std::string(buf, end);
+  }
+  return std::to_string(t.item<int64_t>());
+}
+
+std::string imageSummary(std::string_view bytes, const std::string &where) {
+  ImageFormat f = sniffImageFormat(bytes.data(), bytes.size());
+  if (f == ImageFormat::Unknown)
+    return "<" + std::to_string(bytes.size()) + " bytes, not JPEG or PNG>";
+  ImageInfo info = readImageInfo(bytes.data(), bytes.size(), where);
+  return std::string(formatName(f)) + " " + std::to_string(info.width) + "x" +
+         std::to_string(info.height) + ", " + std::to_string(info.channels) +
+         " channel" + (info.channels == 1 ? "" : "s") + ", " +
+         std::to_string(bytes.size()) + " bytes";
+}
+
+std::string cellSummary(const MdsColumn &column, std::string_view bytes,
+                        const std::string &where) {
+  switch (column.type) {
+  case MdsType::Scalar:
+  case MdsType::StrNumber:
+    return number(MdsReader::decodeTensor(column, bytes, where));
+  case MdsType::NDArray: {
+    torch::Tensor t = MdsReader::decodeTensor(column, bytes, where);
+    std::string shape;
+    for (int64_t d : t.sizes())
+      shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+    // The dtype as numpy names it (uint16 reads widened to int32).
+    std::string dtype = column.numpyType;
+    if (dtype.empty() && !bytes.empty()) {
+      static const std::pair<int, const char *> codes[] = {
+          {8, "uint8"},    {9, "int8"},    {16, "uint16"}, {17, "int16"},
+          {18, "float16"}, {32, "uint32"}, {33, "int32"},  {34, "float32"},
+          {64, "uint64"},  {65, "int64"},  {66, "float64"}};
+      for (const auto &[code, name] : codes)
+        if (code == (unsigned char)bytes[0])
+          dtype = name;
+    }
+    std::string out = "ndarray " + dtype + " [" + shape + "]";
+    if (t.numel() <= 8) {
+      std::string values;
+      torch::Tensor flat = t.flatten();
+      for (int64_t i = 0; i < flat.numel(); ++i)
+        values += (i ? ", " : "") + number(flat[i]);
+      out += " {" + values + "}";
+    }
+    return out;
+  }
+  case MdsType::EncodedImage:
+    return imageSummary(bytes, where);
+  case MdsType::PilImage: {
+    torch::Tensor image = MdsReader::decodeImage(column, bytes, where);
+    return "pil " + std::to_string(image.size(2)) + "x" +
+           std::to_string(image.size(1));
+  }
+  case MdsType::Bytes:
+    if (column.encoding == "bytes")
+      return std::to_string(bytes.size()) + " bytes";
+    return quoted(bytes);
+  case MdsType::Opaque:
+    return "<" + column.encoding + ", " + std::to_string(bytes.size()) +
+           " bytes, not decoded>";
+  }
+  return "?";
+}
+
+int inspectMds(const std::string &dir) {
+  MdsOptions options;
+  MdsReader reader(dir, options);
+  const auto &shards = reader.shards();
+  std::cout << "MDS dataset: " << dir << "\n";
+  std::cout << "samples: " << reader.size() << "\n";
+  std::cout << "compression: "
+            << (reader.compression().empty() ? "none" : reader.compression())
+            << "\n";
+  std::string hashes;
+  for (const std::string &h : reader.hashes())
+    hashes += (hashes.empty() ? "" : ", ") + h;
+  std::cout << "hashes: " << (hashes.empty() ? "none" : hashes) << "\n";
+  std::cout << "shards: " << shards.size() << "\n";
+  for (const MdsShard &s : shards)
+    std::cout << "  " << fs::path(s.path).filename().string() << ": "
+              << s.samples << " samples, " << s.rawBytes << " bytes"
+              << (s.compressed ? " decompressed" : "") << "\n";
+  std::cout << "columns:\n";
+  for (const MdsColumn &c : reader.columns())
+    std::cout << "  " << c.name << ": " << c.encoding << "\n";
+  std::cout << "sample 0 (" << reader.describe(0) << "):\n";
+  MdsRow row = reader.row(0);
+  for (size_t c = 0; c < reader.columns().size(); ++c) {
+    const MdsColumn &column = reader.columns()[c];
+    std::cout << "  " << column.name << ": "
+              << cellSummary(column, row.cell(c), reader.describe(0)) << "\n";
+  }
+  return 0;
+}
+
+int inspectFolder(const std::string &dir) {
+  Folder folder = listImageFolder(dir);
+  std::cout << "image folder: " << dir << "\n";
+  std::cout << "samples: " << folder.images.size() << "\n";
+  std::cout << "classes: " << folder.classes.size() << "\n";
+  std::vector<int64_t> counts(folder.classes.size());
+  for (const FolderImage &image : folder.images)
+    ++counts[image.label];
+  for (size_t c = 0; c < folder.classes.size(); ++c)
+    std::cout << "  " << c << ": " << quoted(folder.classes[c]) << ", "
+              << counts[c] << " images\n";
+  const FolderImage &image = folder.images.front();
+  std::string bytes = readFile(image.path);
+  std::cout << "sample 0 (" << image.path.string() << "):\n";
+  std::cout << "  image: " << imageSummary(bytes, image.path.string()) << "\n";
+  std::cout << "  label: " << image.label << "\n";
+  return 0;
+}
+
+int inspect(const std::vector<std::string> &args) {
+  if (args.size() != 1)
+    throw UsageError("inspect takes one DIR");
+  const std::string &dir = args[0];
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw InputError(dir + ": not a directory");
+  if (fs::exists(fs::path(dir) / "index.json", ec))
+    return inspectMds(dir);
+  return inspectFolder(dir);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+      std::cout << usage;
+      return args.empty() ? 2 : 0;
+    }
+    std::string command = args[0];
+    args.erase(args.begin());
+    if (command == "mds-from-folder")
+      return mdsFromFolder(args);
+    if (command == "inspect")
+      return inspect(args);
+    throw UsageError("unknown command '" + command + "'");
+  } catch (const UsageError &e) {
+    std::cerr << "composer-data: " << e.what() << "\n" << usage;
+    return 2;
+  } catch (const std::exception &e) {
+    std::cerr << "composer-data: " << e.what() << "\n";
+    return 1;
+  }
+}
