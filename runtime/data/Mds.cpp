@@ -462,14 +462,20 @@ void checkHashes(const std::vector<std::string> &names, const json &info,
 
 /// Checks the header at the start of a raw shard: `prefix` holds its first
 /// `prefixSize` bytes, at least 4 + 4 * (samples + 1) of them.
-void checkHeader(const uint8_t *prefix, size_t prefixSize, int64_t samples,
-                 int64_t rawBytes, const std::string &path) {
+void checkCount(const uint8_t *prefix, size_t prefixSize, int64_t samples,
+                const std::string &path) {
   if (prefixSize < 4)
     throw std::runtime_error(path + ": shard too short for its header");
   int64_t n = readU32(prefix);
   if (n != samples)
     throw std::runtime_error(path + ": header has " + std::to_string(n) +
                              " samples, the index " + std::to_string(samples));
+}
+
+void checkHeader(const uint8_t *prefix, size_t prefixSize, int64_t samples,
+                 int64_t rawBytes, const std::string &path) {
+  checkCount(prefix, prefixSize, samples, path);
+  int64_t n = samples;
   size_t headerEnd = 4 + 4 * (size_t(n) + 1);
   if (prefixSize < headerEnd)
     throw std::runtime_error(path + ": shard too short for its " +
@@ -577,6 +583,11 @@ void MdsReader::Impl::openShard(size_t s, const json &obj,
   std::string rawPath = joinPath(dir, basename(raw, "raw_data"));
   info.rawBytes =
       nonNegative(field(raw, "bytes", indexPath, s), "bytes", indexPath, s);
+  // Offsets are uint32: no raw shard is larger.
+  if (info.rawBytes > int64_t(UINT32_MAX))
+    indexError(indexPath, s,
+               "raw_data.bytes " + std::to_string(info.rawBytes) +
+                   " is past the 4 GiB that uint32 offsets reach");
 
   const json &comp = field(obj, "compression", indexPath, s);
   if (!comp.is_null() && !comp.is_string())
@@ -646,10 +657,15 @@ void MdsReader::Impl::openShard(size_t s, const json &obj,
   if (!info.compressed) {
     checkHeader(file.data(), file.size(), info.samples, info.rawBytes, path);
   } else {
+    // The sample count first, so that a wrong count in the index never
+    // sizes the buffer.
+    uint8_t count[4];
+    size_t got = zstdDecompress(file.data(), file.size(), count, 4, path).first;
+    checkCount(count, got, info.samples, path);
     std::vector<uint8_t> prefix(std::min<size_t>(headerBytes, info.rawBytes));
-    auto [got, complete] = zstdDecompress(file.data(), file.size(),
-                                          prefix.data(), prefix.size(), path);
-    (void)complete;
+    got = zstdDecompress(file.data(), file.size(), prefix.data(), prefix.size(),
+                         path)
+              .first;
     checkHeader(prefix.data(), got, info.samples, info.rawBytes, path);
   }
 
@@ -721,8 +737,8 @@ int64_t MdsReader::shardOf(int64_t index) const {
   auto it = std::upper_bound(
       infos.begin(), infos.end(), index,
       [](int64_t i, const MdsShard &s) { return i < s.firstSample; });
-  while (it != infos.begin() && (it - 1)->samples == 0)
-    --it;
+  // Empty shards share their first sample with the next shard, which
+  // upper_bound passes: the shard found is never empty.
   return (it - infos.begin()) - 1;
 }
 

@@ -289,7 +289,9 @@ int mdsFromFolder(const std::vector<std::string> &args) {
     throw InputError(out.string() + ": cannot create: " + ec.message());
   tmp.keep = true;
 
-  MdsReader written(out.string());
+  MdsOptions quick; // just written: the hashes were computed from memory
+  quick.verifyHashes = false;
+  MdsReader written(out.string(), quick);
   std::cout << "wrote " << written.size() << " images of "
             << folder.classes.size() << " classes (" << formatName(format)
             << ") in " << written.shards().size() << " shard"
