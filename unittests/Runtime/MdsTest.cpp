@@ -206,9 +206,13 @@ std::string writeDataset(int compress, bool keepRaw = false) {
     char base[32];
     std::snprintf(base, sizeof(base), "/shard.%05zu.mds", s);
     if (compress) {
+      // 1: one frame with its size; 2: one without; 3: two frames.
+      const std::string &r = shards[s].raw;
       shards[s].compression = compress == 1 ? "zstd" : "zstd:7";
-      shards[s].zip = compress == 1 ? zstdWhole(shards[s].raw)
-                                    : zstdStreamed(shards[s].raw);
+      shards[s].zip = compress == 1   ? zstdWhole(r)
+                      : compress == 2 ? zstdStreamed(r)
+                                      : zstdWhole(r.substr(0, 50)) +
+                                            zstdWhole(r.substr(50));
       writeFile(dir + base + ".zstd", shards[s].zip);
     }
     if (!compress || keepRaw)
@@ -294,6 +298,28 @@ TEST(MdsTest, ReadsZstdFramesWithoutContentSize) {
   EXPECT_EQ(reader.compression(), "zstd:7");
   expectRows(reader);
   fs::remove_all(dir);
+}
+
+TEST(MdsTest, ReadsConcatenatedZstdFrames) {
+  std::string dir = writeDataset(3);
+  expectRows(MdsReader(dir));
+  fs::remove_all(dir);
+}
+
+TEST(MdsTest, DecodesPilImages) {
+  // [width u32][height u32][mode size u32][mode][pixels, row-major].
+  MdsColumn pil = *parseMdsEncoding("pil", "pil");
+  std::string gray = u32(2) + u32(1) + u32(1) + "L" + "\x10\x20";
+  torch::Tensor g = MdsReader::decodeImage(pil, gray, "t");
+  EXPECT_EQ(g.sizes(), torch::IntArrayRef({3, 1, 2}));
+  EXPECT_EQ(g[2][0][1].item<int>(), 0x20);
+  std::string rgba = u32(1) + u32(1) + u32(4) + "RGBA" + "\x01\x02\x03\x04";
+  torch::Tensor c = MdsReader::decodeImage(pil, rgba, "t");
+  EXPECT_EQ(c.sizes(), torch::IntArrayRef({3, 1, 1}));
+  EXPECT_EQ(c[2][0][0].item<int>(), 3);
+  EXPECT_THROW(MdsReader::decodeImage(pil, rgba.substr(0, 19), "t"), DataError);
+  std::string palette = u32(1) + u32(1) + u32(1) + "P" + "\x01";
+  EXPECT_THROW(MdsReader::decodeImage(pil, palette, "t"), DataError);
 }
 
 TEST(MdsTest, PrefersTheRawShardWhenPresent) {
