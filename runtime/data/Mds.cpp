@@ -23,6 +23,7 @@
 #include <mutex>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 #include <unordered_map>
 
@@ -326,6 +327,12 @@ struct ShardEntry {
   /// The raw hashes to check on the first decompression (name -> digest).
   std::vector<std::pair<std::string, std::string>> rawHashes;
   mutable std::atomic<bool> rawHashesChecked{false};
+
+  // What checkFile checks, from the index (which outlives the checks).
+  const nlohmann::json *fileInfo = nullptr, *rawInfo = nullptr;
+  std::vector<std::string> hashNames;
+  int64_t fileBytes = 0;
+  std::string indexPath;
 };
 
 } // namespace
@@ -405,7 +412,10 @@ struct MdsReader::Impl {
   mutable std::list<int64_t> lru;
   mutable std::unordered_map<int64_t, Cached> cache;
 
+  /// Reads shard `s`'s entry in the index.
   void openShard(size_t s, const json &obj, const std::string &indexPath);
+  /// Maps the shard's file and checks its size, hashes and header.
+  void checkFile(ShardEntry &entry) const;
   ShardBytes bytes(int64_t shard) const;
   std::shared_ptr<const ShardBytes> decompress(int64_t shard) const;
 };
@@ -633,22 +643,40 @@ void MdsReader::Impl::openShard(size_t s, const json &obj,
     info.compressed = true;
   }
   info.path = path;
+  entry->fileInfo = used;
+  entry->rawInfo = &raw;
+  entry->hashNames = std::move(hashNames);
+  entry->fileBytes = expectedBytes;
+  entry->indexPath = indexPath;
+
+  size += info.samples;
+  shardInfos.push_back(info);
+  shards.push_back(std::move(entry));
+}
+
+void MdsReader::Impl::checkFile(ShardEntry &entry) const {
+  const MdsShard &info = entry.info;
+  const std::string &path = info.path;
+  const std::string &indexPath = entry.indexPath;
+  const std::vector<std::string> &hashNames = entry.hashNames;
+  const json &raw = *entry.rawInfo;
+  int64_t expectedBytes = entry.fileBytes;
   if (!isRegularFile(path))
     throw std::runtime_error(path + ": missing shard file (listed in " +
                              indexPath + ")");
-  entry->file = std::make_shared<MappedFile>(path);
-  const MappedFile &file = *entry->file;
+  entry.file = std::make_shared<MappedFile>(path);
+  const MappedFile &file = *entry.file;
   if (int64_t(file.size()) != expectedBytes)
     throw std::runtime_error(path + ": " + std::to_string(file.size()) +
                              " bytes, the index says " +
                              std::to_string(expectedBytes));
   if (options.verifyHashes) {
-    checkHashes(hashNames, *used, file.data(), file.size(), path);
+    checkHashes(hashNames, *entry.fileInfo, file.data(), file.size(), path);
     if (info.compressed)
       if (auto it = raw.find("hashes"); it != raw.end() && it->is_object())
         for (const std::string &name : hashNames)
           if (it->contains(name) && (*it)[name].is_string())
-            entry->rawHashes.emplace_back(name, (*it)[name]);
+            entry.rawHashes.emplace_back(name, (*it)[name]);
   }
 
   // The header: the sample count, and offsets from the header's end to the
@@ -668,10 +696,6 @@ void MdsReader::Impl::openShard(size_t s, const json &obj,
               .first;
     checkHeader(prefix.data(), got, info.samples, info.rawBytes, path);
   }
-
-  size += info.samples;
-  shardInfos.push_back(info);
-  shards.push_back(std::move(entry));
 }
 
 MdsReader::MdsReader(const std::string &dir, const MdsOptions &options)
@@ -702,6 +726,34 @@ MdsReader::MdsReader(const std::string &dir, const MdsOptions &options)
     throw std::runtime_error(indexPath + ": no shards");
   for (size_t s = 0; s < shards->size(); ++s)
     impl_->openShard(s, (*shards)[s], indexPath);
+
+  // Hashing reads every shard file: on several threads. The error reported
+  // is the first shard's in index order, whatever the threads' timing.
+  size_t n = impl_->shards.size();
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  auto work = [&] {
+    for (size_t s; !failed && (s = next++) < n;) {
+      try {
+        impl_->checkFile(*impl_->shards[s]);
+      } catch (...) {
+        errors[s] = std::current_exception();
+        failed = true;
+      }
+    }
+  };
+  size_t numThreads = std::min<size_t>(
+      {n, 8, std::max(1u, std::thread::hardware_concurrency())});
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < numThreads; ++t)
+    threads.emplace_back(work);
+  work();
+  for (std::thread &t : threads)
+    t.join();
+  for (const std::exception_ptr &e : errors)
+    if (e)
+      std::rethrow_exception(e);
   if (impl_->size == 0)
     throw std::runtime_error(indexPath + ": no samples");
 }
