@@ -217,8 +217,8 @@ int64_t parseMdsSize(const std::string &text);
 
 struct MdsWriterOptions {
   /// Column name -> encoding; written sorted by name, as Streaming does.
-  /// Encodings written: bytes, str, int and the fixed-size numbers, jpeg,
-  /// png, json, str_int/str_float/str_decimal.
+  /// Any encoding Streaming knows: cells are given already encoded, and
+  /// only a fixed-size encoding's cell size is checked.
   std::vector<std::pair<std::string, std::string>> columns;
   /// "", "zstd" or "zstd:N" (N in 1..22).
   std::string compression;
