@@ -83,7 +83,7 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
   // Samples and tokens count the whole group's.
   state_.time.samplesPerEpoch = loader.samplesPerEpoch() * state_.worldSize;
   state_.time.tokensPerEpoch =
-      state_.time.samplesPerEpoch * loader.dataset().tokensPerSample;
+      state_.time.samplesPerEpoch * loader.dataset().spec().tokensPerSample();
   state_.time.maxDuration = config_.maxDuration * config_.scaleScheduleRatio;
 
   std::vector<torch::Tensor> trainable;
@@ -319,7 +319,8 @@ void Trainer::fit() {
       state_.batch = onDevice(std::move(*batch));
       loadedSamples_ = state_.batch.size();
       state_.batchTokens =
-          loadedSamples_ * config_.trainLoader->dataset().tokensPerSample;
+          loadedSamples_ *
+          config_.trainLoader->dataset().spec().tokensPerSample();
       step_->selectBatch();
       fire(Event::AfterDataloader);
       trainBatch(std::move(state_.batch));

@@ -1,4 +1,4 @@
-//===- DataLoader.cpp - Batches from an in-memory dataset -----------------===//
+//===- DataLoader.cpp - Batches from a dataset ----------------------------===//
 //
 // Every random choice is a pure function of (seed, epoch) for the order and
 // (seed, epoch, dataset index) for a sample's augmentation. A batch therefore
@@ -13,6 +13,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <exception>
@@ -46,17 +47,44 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /// world size, as torch's DistributedSampler does.
 int64_t rankShare(int64_t n, int worldSize) { return ceilDiv(n, worldSize); }
 
+/// The whole epoch's order. A dataset stored in shards is shuffled in two
+/// levels, shards then samples within blocks of consecutive shards, so the
+/// loader's reads stay within a few shards at a time.
+torch::Tensor epochPermutation(const Dataset &ds, const DataLoaderOptions &o,
+                               int64_t epoch) {
+  const int64_t n = ds.size();
+  if (!o.shuffle)
+    return torch::arange(n, torch::kLong);
+  uint64_t seed = splitmix64(o.seed * 1000003ULL + uint64_t(epoch));
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  std::vector<int64_t> starts = ds.shardStarts();
+  if (starts.size() <= 1 || n <= o.shuffleBlockSize)
+    return torch::randperm(n, gen, torch::kLong);
+  starts.push_back(n);
+  const int64_t numShards = int64_t(starts.size()) - 1;
+  torch::Tensor shardOrder = torch::randperm(numShards, gen, torch::kLong);
+  torch::Tensor perm = torch::empty({n}, torch::kLong);
+  int64_t *out = perm.data_ptr<int64_t>();
+  int64_t filled = 0;
+  for (int64_t k = 0; k < numShards; ++k) {
+    int64_t shard = shardOrder.data_ptr<int64_t>()[k];
+    for (int64_t i = starts[shard]; i < starts[shard + 1]; ++i)
+      out[filled++] = i;
+  }
+  for (int64_t begin = 0; begin < n; begin += o.shuffleBlockSize) {
+    int64_t len = std::min(o.shuffleBlockSize, n - begin);
+    torch::Tensor block = perm.narrow(0, begin, len);
+    block.copy_(block.index_select(0, torch::randperm(len, gen, torch::kLong)));
+  }
+  return perm;
+}
+
 /// This rank's sample order for `epoch`: the (shuffled) epoch padded by
 /// repeating from its start, then every worldSize-th entry from `rank`.
-torch::Tensor epochOrder(int64_t n, const DataLoaderOptions &o, int64_t epoch) {
-  torch::Tensor perm;
-  if (o.shuffle) {
-    uint64_t seed = splitmix64(o.seed * 1000003ULL + uint64_t(epoch));
-    at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
-    perm = torch::randperm(n, gen, torch::kLong);
-  } else {
-    perm = torch::arange(n, torch::kLong);
-  }
+torch::Tensor epochOrder(const Dataset &ds, const DataLoaderOptions &o,
+                         int64_t epoch) {
+  const int64_t n = ds.size();
+  torch::Tensor perm = epochPermutation(ds, o, epoch);
   int64_t share = rankShare(n, o.worldSize);
   if (o.worldSize == 1)
     return perm;
@@ -85,6 +113,26 @@ torch::Tensor gatherRows(const torch::Tensor &src, const int64_t *index,
   return out;
 }
 
+/// Stacks same-shaped samples by raw copies (no ATen kernels: workers run
+/// this). Throws if a sample's shape or type differs from the first's.
+torch::Tensor stackSamples(const std::vector<torch::Tensor> &samples) {
+  const torch::Tensor &first = samples.front();
+  std::vector<int64_t> shape{int64_t(samples.size())};
+  for (int64_t d : first.sizes())
+    shape.push_back(d);
+  torch::Tensor out = torch::empty(shape, first.options());
+  size_t bytes = size_t(first.numel()) * first.element_size();
+  auto *to = static_cast<char *>(out.data_ptr());
+  for (size_t i = 0; i < samples.size(); ++i) {
+    torch::Tensor sample = samples[i].contiguous();
+    if (sample.sizes() != first.sizes() ||
+        sample.scalar_type() != first.scalar_type())
+      throw std::runtime_error("DataLoader: samples differ in shape or type");
+    std::memcpy(to + i * bytes, sample.data_ptr(), bytes);
+  }
+  return out;
+}
+
 /// A transform's result, checked against what the loader expects of it.
 torch::Tensor checkedSample(torch::Tensor result, const SampleTransform &by,
                             const std::vector<int64_t> &shape,
@@ -97,15 +145,16 @@ torch::Tensor checkedSample(torch::Tensor result, const SampleTransform &by,
   return result.contiguous();
 }
 
-/// uint8 [N,C,H,W] rows -> float [B,C,H,W]: per-sample augmentations of the
-/// uint8 image, scale to [0,1], random crop (zero padding before
-/// normalization) and flip, normalize, per-sample augmentations of the
-/// normalized sample; one pass per pixel without augmentations.
-torch::Tensor imageBatch(const torch::Tensor &images, const int64_t *index,
+/// uint8 [C,H,W] images `rows[b]` of dataset samples `index[b]` -> float
+/// [B,C,H,W]: per-sample augmentations of the uint8 image, scale to [0,1],
+/// random crop (zero padding before normalization) and flip, normalize,
+/// per-sample augmentations of the normalized sample; one pass per pixel
+/// without augmentations.
+torch::Tensor imageBatch(const std::vector<const uint8_t *> &rows, int64_t c,
+                         int64_t h, int64_t w, const int64_t *index,
                          int64_t count, const DataLoaderOptions &o,
                          int64_t epoch, bool parallel) {
   const ImageTransforms &t = o.transforms;
-  const int64_t c = images.size(1), h = images.size(2), w = images.size(3);
   if (!t.mean.empty() || !t.std.empty()) {
     if (int64_t(t.mean.size()) != c || int64_t(t.std.size()) != c)
       throw std::invalid_argument(
@@ -142,7 +191,6 @@ torch::Tensor imageBatch(const torch::Tensor &images, const int64_t *index,
   const int64_t outSampleSize = outShape[0] * outShape[1] * outShape[2];
   torch::Tensor out = torch::empty(
       {count, outShape[0], outShape[1], outShape[2]}, torch::kFloat);
-  const uint8_t *src = images.data_ptr<uint8_t>();
   float *dst = out.data_ptr<float>();
 
   auto build = [&](int64_t begin, int64_t end) {
@@ -165,7 +213,7 @@ torch::Tensor imageBatch(const torch::Tensor &images, const int64_t *index,
       int64_t x0 = flip ? std::max<int64_t>(0, sx) : std::max<int64_t>(0, -sx);
       int64_t x1 = flip ? std::min(w, w + sx) : std::min(w, w - sx);
       x1 = std::max(x0, x1);
-      const uint8_t *in = src + index[b] * sample;
+      const uint8_t *in = rows[b];
       torch::Tensor augmented; // keeps the augmented image alive
       if (!onImage.empty()) {
         augmented = torch::from_blob(const_cast<uint8_t *>(in), {c, h, w},
@@ -224,7 +272,103 @@ torch::Tensor imageBatch(const torch::Tensor &images, const int64_t *index,
   } else {
     build(0, count);
   }
+  if (t.channelsLast)
+    return out.contiguous(at::MemoryFormat::ChannelsLast);
   return out;
+}
+
+/// Runs `body(b)` for b in [0, count), over the intra-op threads when
+/// `parallel` (samples are independent, so no bit depends on the split).
+template <typename Body>
+void forEachSample(int64_t count, bool parallel, Body body) {
+  if (!parallel) {
+    for (int64_t b = 0; b < count; ++b)
+      body(b);
+    return;
+  }
+  at::parallel_for(0, count, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b)
+      body(b);
+  });
+}
+
+/// The cut the transforms make of a height x width image, drawn for `sample`.
+ImageCut planCut(int64_t height, int64_t width, const ImageTransforms &t,
+                 uint64_t seed, int64_t epoch, int64_t sample) {
+  if (t.randomResizedCrop) {
+    SampleRandom random(seed, epoch, sample, "random_resized_crop");
+    CropDraws draws{
+        [&](double low, double high) { return random.uniform(low, high); },
+        [&](int64_t n) { return random.below(n); }};
+    return randomResizedCropCut(height, width, *t.randomResizedCrop, draws);
+  }
+  if (t.resizeShorter > 0) {
+    // torchvision's Resize(N): the shorter side becomes N, the longer keeps
+    // the aspect ratio, truncated. The centre crop follows on the result.
+    int64_t n = t.resizeShorter;
+    if (width <= height)
+      return {0, 0, height, width, int64_t(double(n) * height / width), n};
+    return {0, 0, height, width, n, int64_t(double(n) * width / height)};
+  }
+  return {0, 0, height, width, height, width};
+}
+
+/// torchvision's center_crop offset of `crop` in `size`; negative (padding)
+/// when the crop is larger.
+int64_t centerOffset(int64_t size, int64_t crop) {
+  if (crop > size)
+    return -((crop - size) / 2);
+  return int64_t(std::nearbyint(double(size - crop) / 2.0));
+}
+
+/// Reads and cuts the images of samples `ids` into one uint8 [B, C, H, W]
+/// batch. Images must agree in size once cut; the first that does not is
+/// an error that names it.
+torch::Tensor readImages(const Dataset &ds, const int64_t *ids, int64_t count,
+                         const DataLoaderOptions &o, int64_t epoch,
+                         bool parallel, torch::Tensor &targets) {
+  const ImageTransforms &t = o.transforms;
+  std::vector<torch::Tensor> images(static_cast<size_t>(count));
+  std::vector<torch::Tensor> labels(static_cast<size_t>(count));
+  forEachSample(count, parallel, [&](int64_t b) {
+    Sample sample;
+    if (t.randomResizedCrop || t.resizeShorter > 0) {
+      sample = ds.getCut(ids[b], [&](int64_t height, int64_t width) {
+        return planCut(height, width, t, o.seed, epoch, ids[b]);
+      });
+    } else {
+      sample = ds.get(ids[b]);
+    }
+    torch::Tensor image = sample.input;
+    if (t.centerCropHeight > 0) {
+      int64_t h = image.size(1), w = image.size(2);
+      ImageCut crop{centerOffset(h, t.centerCropHeight),
+                    centerOffset(w, t.centerCropWidth),
+                    t.centerCropHeight,
+                    t.centerCropWidth,
+                    t.centerCropHeight,
+                    t.centerCropWidth};
+      image = applyImageCut(image, crop);
+    }
+    images[b] = image.contiguous();
+    labels[b] = sample.target;
+  });
+  const torch::Tensor &first = images.front();
+  torch::Tensor batch = torch::empty(
+      {count, first.size(0), first.size(1), first.size(2)}, torch::kUInt8);
+  for (int64_t b = 0; b < count; ++b) {
+    const torch::Tensor &image = images[b];
+    if (image.sizes() != first.sizes())
+      throw std::runtime_error(
+          ds.describe(ids[b]) + ": image is " + std::to_string(image.size(1)) +
+          "x" + std::to_string(image.size(2)) + " but the batch's first is " +
+          std::to_string(first.size(1)) + "x" + std::to_string(first.size(2)) +
+          "; images of mixed sizes need random_resized_crop, resize or "
+          "center_crop to batch");
+    std::memcpy(batch[b].data_ptr(), image.data_ptr(), size_t(image.numel()));
+  }
+  targets = stackSamples(labels);
+  return batch;
 }
 
 /// Batch `index` of an epoch whose (this rank's) order is `order`.
@@ -234,14 +378,44 @@ Batch buildBatch(const Dataset &ds, const DataLoaderOptions &o,
   int64_t share = order.size(0);
   int64_t begin = index * o.batchSize;
   int64_t end = std::min(begin + o.batchSize, share);
+  int64_t count = end - begin;
   const int64_t *ids = order.data_ptr<int64_t>() + begin;
+  const auto *tensors = dynamic_cast<const TensorDataset *>(&ds);
   Batch batch;
-  const torch::Tensor &in = ds.inputs;
-  if (in.scalar_type() == torch::kUInt8 && in.dim() == 4)
-    batch.input = imageBatch(in, ids, end - begin, o, epoch, parallel);
-  else
-    batch.input = gatherRows(in, ids, end - begin);
-  batch.target = gatherRows(ds.targets, ids, end - begin);
+  if (ds.spec().kind != SampleKind::Image) {
+    if (tensors) {
+      batch.input = gatherRows(tensors->inputs(), ids, count);
+      batch.target = gatherRows(tensors->targets(), ids, count);
+      return batch;
+    }
+    std::vector<torch::Tensor> inputs(static_cast<size_t>(count)),
+        targets(static_cast<size_t>(count));
+    forEachSample(count, parallel, [&](int64_t b) {
+      Sample sample = ds.get(ids[b]);
+      inputs[b] = sample.input;
+      targets[b] = sample.target;
+    });
+    batch.input = stackSamples(inputs);
+    batch.target = stackSamples(targets);
+    return batch;
+  }
+  std::vector<const uint8_t *> rows(static_cast<size_t>(count));
+  torch::Tensor images;
+  if (tensors && !o.transforms.cutsImages()) {
+    images = tensors->inputs();
+    const auto *base = images.data_ptr<uint8_t>();
+    int64_t sampleBytes = images[0].numel();
+    for (int64_t b = 0; b < count; ++b)
+      rows[b] = base + ids[b] * sampleBytes;
+    batch.target = gatherRows(tensors->targets(), ids, count);
+    images = images[0].unsqueeze(0); // only its shape is read below
+  } else {
+    images = readImages(ds, ids, count, o, epoch, parallel, batch.target);
+    for (int64_t b = 0; b < count; ++b)
+      rows[b] = images[b].data_ptr<uint8_t>();
+  }
+  batch.input = imageBatch(rows, images.size(1), images.size(2), images.size(3),
+                           ids, count, o, epoch, parallel);
   return batch;
 }
 
@@ -344,16 +518,8 @@ struct DataLoader::Prefetcher {
 DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset,
                        DataLoaderOptions options)
     : dataset_(std::move(dataset)), options_(std::move(options)) {
-  if (!dataset_ || !dataset_->inputs.defined() || !dataset_->targets.defined())
-    throw std::invalid_argument("DataLoader: dataset has no tensors");
-  const Dataset &ds = *dataset_;
-  if (ds.inputs.dim() < 1 || ds.targets.dim() < 1 ||
-      ds.inputs.size(0) != ds.targets.size(0))
-    throw std::invalid_argument(
-        "DataLoader: dataset has " + std::to_string(ds.inputs.size(0)) +
-        " inputs but " + std::to_string(ds.targets.size(0)) + " targets");
-  if (!ds.inputs.device().is_cpu() || !ds.targets.device().is_cpu())
-    throw std::invalid_argument("DataLoader: dataset must be on the CPU");
+  if (!dataset_)
+    throw std::invalid_argument("DataLoader: no dataset");
   if (options_.batchSize <= 0)
     throw std::invalid_argument("DataLoader: batchSize must be positive");
   if (options_.worldSize <= 0 || options_.rank < 0 ||
@@ -365,13 +531,34 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset,
     throw std::invalid_argument("DataLoader: numWorkers must be >= 0");
   if (options_.transforms.randomCropPadding < 0)
     throw std::invalid_argument("DataLoader: randomCropPadding must be >= 0");
-  // Batches are gathered by raw row copies: keep a contiguous copy if needed.
-  if (!ds.inputs.is_contiguous() || !ds.targets.is_contiguous()) {
-    auto copy = std::make_shared<Dataset>(ds);
-    copy->inputs = ds.inputs.contiguous();
-    copy->targets = ds.targets.contiguous();
-    dataset_ = std::move(copy);
+  const ImageTransforms &t = options_.transforms;
+  if (t.cutsImages() && dataset_->spec().kind != SampleKind::Image)
+    throw std::invalid_argument("DataLoader: random_resized_crop, resize and "
+                                "center_crop need images");
+  if (t.randomResizedCrop && (t.resizeShorter > 0 || t.centerCropHeight > 0))
+    throw std::invalid_argument("DataLoader: random_resized_crop does not "
+                                "combine with resize or center_crop");
+  if (const auto &crop = t.randomResizedCrop) {
+    if (crop->height <= 0 || crop->width <= 0)
+      throw std::invalid_argument(
+          "DataLoader: random_resized_crop size must be positive");
+    if (!(crop->scaleLow > 0 && crop->scaleLow <= crop->scaleHigh &&
+          crop->scaleHigh <= 1))
+      throw std::invalid_argument(
+          "DataLoader: random_resized_crop scale must satisfy 0 < low <= "
+          "high <= 1");
+    if (!(crop->ratioLow > 0 && crop->ratioLow <= crop->ratioHigh))
+      throw std::invalid_argument(
+          "DataLoader: random_resized_crop ratio must satisfy 0 < low <= "
+          "high");
   }
+  if (t.resizeShorter < 0 || t.centerCropHeight < 0 || t.centerCropWidth < 0 ||
+      (t.centerCropHeight > 0) != (t.centerCropWidth > 0))
+    throw std::invalid_argument("DataLoader: resize and center_crop sizes "
+                                "must be positive");
+  if (options_.shuffleBlockSize <= 0)
+    throw std::invalid_argument("DataLoader: shuffleBlockSize must be "
+                                "positive");
   // Checked (and de-duplicated) as if added one by one.
   auto transforms = std::move(options_.sampleTransforms);
   options_.sampleTransforms.clear();
@@ -385,13 +572,14 @@ void DataLoader::setSampleTransform(
     std::shared_ptr<const SampleTransform> transform) {
   if (!transform)
     throw std::invalid_argument("DataLoader: null sample transform");
-  const torch::Tensor &inputs = dataset_->inputs;
-  if (inputs.scalar_type() != torch::kUInt8 || inputs.dim() != 4)
+  const SampleSpec &spec = dataset_->spec();
+  if (spec.kind != SampleKind::Image)
     throw std::invalid_argument(
         transform->name() +
-        " needs images (uint8 [N, C, H, W]); the data are " +
-        std::string(c10::toString(inputs.scalar_type())) + " of " +
-        std::to_string(inputs.dim()) + " dimensions");
+        " needs images (uint8 [C, H, W]); the samples "
+        "are " +
+        std::string(c10::toString(spec.inputType)) + " of " +
+        std::to_string(spec.inputShape.size()) + " dimensions");
   auto &transforms = options_.sampleTransforms;
   for (auto &existing : transforms)
     if (existing->name() == transform->name()) {
@@ -420,7 +608,7 @@ void DataLoader::startEpoch(int64_t epoch, int64_t firstBatch) {
                             std::to_string(firstBatch) + " outside [0, " +
                             std::to_string(batches) + "]");
   prefetcher_.reset(); // joins the previous epoch's workers first
-  order_ = epochOrder(dataset_->size(), options_, epoch);
+  order_ = epochOrder(*dataset_, options_, epoch);
   epoch_ = epoch;
   nextBatch_ = firstBatch;
   if (options_.numWorkers > 0 && firstBatch < batches)
@@ -454,8 +642,37 @@ Batch DataLoader::makeBatch(int64_t epoch, int64_t index) const {
                             " outside [0, " + std::to_string(batches) + ")");
   torch::Tensor order = order_.defined() && epoch == epoch_
                             ? order_
-                            : epochOrder(dataset_->size(), options_, epoch);
+                            : epochOrder(*dataset_, options_, epoch);
   return buildBatch(*dataset_, options_, order, epoch, index, true);
+}
+
+ImageCut randomResizedCropCut(int64_t height, int64_t width,
+                              const RandomResizedCrop &crop,
+                              const CropDraws &draws) {
+  // torchvision draws and computes the ratio in float32 and rounds half to
+  // even (Python's round); nearbyint does the latter.
+  const double area = double(height) * double(width);
+  const float logLow = std::log(float(crop.ratioLow));
+  const float logHigh = std::log(float(crop.ratioHigh));
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    double targetArea = area * draws.uniform(crop.scaleLow, crop.scaleHigh);
+    double ratio = std::exp(float(draws.uniform(logLow, logHigh)));
+    auto w = int64_t(std::nearbyint(std::sqrt(targetArea * ratio)));
+    auto h = int64_t(std::nearbyint(std::sqrt(targetArea / ratio)));
+    if (0 < w && w <= width && 0 < h && h <= height) {
+      int64_t top = draws.below(height - h + 1);
+      int64_t left = draws.below(width - w + 1);
+      return {top, left, h, w, crop.height, crop.width};
+    }
+  }
+  // The central crop of the whole image at the nearest allowed ratio.
+  double inRatio = double(width) / double(height);
+  int64_t w = width, h = height;
+  if (inRatio < crop.ratioLow)
+    h = int64_t(std::nearbyint(double(w) / crop.ratioLow));
+  else if (inRatio > crop.ratioHigh)
+    w = int64_t(std::nearbyint(double(h) * crop.ratioHigh));
+  return {(height - h) / 2, (width - w) / 2, h, w, crop.height, crop.width};
 }
 
 } // namespace composer::runtime

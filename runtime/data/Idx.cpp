@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "composer/Runtime/Data.h"
+#include "composer/Runtime/Dataset.h"
 
 #include <zlib.h>
 
@@ -101,8 +101,9 @@ private:
 
 } // namespace
 
-Dataset loadIdx(const std::string &imagesPath, const std::string &labelsPath) {
-  Dataset dataset;
+std::shared_ptr<TensorDataset> loadIdx(const std::string &imagesPath,
+                                       const std::string &labelsPath) {
+  torch::Tensor inputs, targets;
   int64_t numImages = 0;
   {
     IdxReader images(imagesPath);
@@ -118,9 +119,9 @@ Dataset loadIdx(const std::string &imagesPath, const std::string &labelsPath) {
     if (n != 0 && pixels > uint64_t(INT64_MAX) / n)
       images.fail("image dimensions overflow");
     numImages = n;
-    dataset.inputs = torch::empty({int64_t(n), 1, int64_t(rows), int64_t(cols)},
+    inputs = torch::empty({int64_t(n), 1, int64_t(rows), int64_t(cols)},
                                   torch::kUInt8);
-    images.readData(dataset.inputs, "image data");
+    images.readData(inputs, "image data");
   }
   {
     IdxReader labels(labelsPath);
@@ -132,9 +133,9 @@ Dataset loadIdx(const std::string &imagesPath, const std::string &labelsPath) {
                   std::to_string(numImages) + " of " + imagesPath);
     torch::Tensor raw = torch::empty({int64_t(n)}, torch::kUInt8);
     labels.readData(raw, "label data");
-    dataset.targets = raw.to(torch::kLong);
+    targets = raw.to(torch::kLong);
   }
-  return dataset;
+  return std::make_shared<TensorDataset>(inputs, targets, SampleKind::Image);
 }
 
 } // namespace composer::runtime

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "composer/Runtime/Data.h"
+#include "composer/Runtime/Dataset.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -13,7 +13,7 @@
 
 namespace composer::runtime {
 
-Dataset makeSynthetic(const SyntheticSpec &spec) {
+std::shared_ptr<TensorDataset> makeSynthetic(const SyntheticSpec &spec) {
   if (spec.numSamples < 0)
     throw std::invalid_argument("makeSynthetic: numSamples must be >= 0, got " +
                                 std::to_string(spec.numSamples));
@@ -22,8 +22,6 @@ Dataset makeSynthetic(const SyntheticSpec &spec) {
       throw std::invalid_argument(
           "makeSynthetic: sampleShape dimensions must be positive");
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(spec.seed);
-  Dataset dataset;
-
   if (spec.vocabSize > 0) {
     if (spec.sampleShape.size() != 1)
       throw std::invalid_argument(
@@ -35,10 +33,9 @@ Dataset makeSynthetic(const SyntheticSpec &spec) {
     // as loadTokenFile cuts a real stream.
     torch::Tensor stream =
         torch::randint(0, spec.vocabSize, {n * t + 1}, gen, torch::kLong);
-    dataset.inputs = stream.narrow(0, 0, n * t).view({n, t});
-    dataset.targets = stream.narrow(0, 1, n * t).view({n, t});
-    dataset.tokensPerSample = t;
-    return dataset;
+    return std::make_shared<TensorDataset>(
+        stream.narrow(0, 0, n * t).view({n, t}),
+        stream.narrow(0, 1, n * t).view({n, t}), SampleKind::Tokens);
   }
 
   if (spec.numClasses <= 0)
@@ -47,10 +44,10 @@ Dataset makeSynthetic(const SyntheticSpec &spec) {
                                 std::to_string(spec.numClasses));
   std::vector<int64_t> shape{spec.numSamples};
   shape.insert(shape.end(), spec.sampleShape.begin(), spec.sampleShape.end());
-  dataset.inputs = torch::randint(0, 256, shape, gen, torch::kUInt8);
-  dataset.targets =
+  torch::Tensor inputs = torch::randint(0, 256, shape, gen, torch::kUInt8);
+  torch::Tensor targets =
       torch::randint(0, spec.numClasses, {spec.numSamples}, gen, torch::kLong);
-  return dataset;
+  return std::make_shared<TensorDataset>(inputs, targets);
 }
 
 } // namespace composer::runtime

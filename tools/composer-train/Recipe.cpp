@@ -19,6 +19,7 @@
 
 #include <torch/script.h>
 
+#include <array>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -160,6 +161,8 @@ public:
     const RecipeValue *node = nullptr, *images = nullptr, *labels = nullptr,
                       *path = nullptr, *limit = nullptr;
     int64_t sequenceLength = 0, limitCount = 0;
+    int tokenBytes = 2;
+    bool skipBadSamples = false;
     SyntheticSpec synthetic;
     DataLoaderOptions options;
   };
@@ -184,6 +187,13 @@ public:
     } else if (plan.type == "tokens") {
       plan.path = reader.require(spec, "path", key);
       plan.sequenceLength = reader.integer(spec, "seq_len", 128);
+      if (const RecipeValue *dtype = reader.get(spec, "dtype")) {
+        if (dtype->scalar == "uint32")
+          plan.tokenBytes = 4;
+        else if (dtype->scalar != "uint16")
+          reader.error(dtype->loc, "unknown token dtype '" + dtype->scalar +
+                                       "'; expected uint16 or uint32");
+      }
     } else if (plan.type == "synthetic") {
       SyntheticSpec &synthetic = plan.synthetic;
       synthetic.numSamples =
@@ -214,6 +224,10 @@ public:
         reader.integer(spec, "random_crop_padding", 0);
     options.transforms.horizontalFlip =
         reader.boolean(spec, "horizontal_flip", false);
+    imageCuts(spec, options.transforms);
+    options.transforms.channelsLast =
+        reader.boolean(spec, "channels_last", false);
+    plan.skipBadSamples = reader.boolean(spec, "skip_bad_samples", false);
     if (options.batchSize <= 0)
       reader.error(spec.loc, "'batch_size' must be positive");
     if (options.numWorkers < 0)
@@ -224,19 +238,92 @@ public:
     return plan;
   }
 
-  std::shared_ptr<DataLoader> loadData(const DataPlan &plan) {
-    auto dataset = std::make_shared<Dataset>();
-    const RecipeValue *blame = plan.node;
-    try {
-      if (plan.type == "idx") {
-        blame = plan.images;
-        *dataset = loadIdx(plan.images->scalar, plan.labels->scalar);
-      } else if (plan.type == "tokens") {
-        blame = plan.path;
-        *dataset = loadTokenFile(plan.path->scalar, plan.sequenceLength);
-      } else {
-        *dataset = makeSynthetic(plan.synthetic);
+  /// `key: N` or `key: [H, W]` as (H, W); (0, 0) when absent.
+  std::array<int64_t, 2> imageSize(const RecipeValue &map, StringRef key) {
+    const RecipeValue *value = reader.get(map, key);
+    if (!value)
+      return {0, 0};
+    std::array<int64_t, 2> size{0, 0};
+    if (value->kind == RecipeValue::Kind::Sequence) {
+      std::vector<double> hw = reader.numbers(map, key);
+      if (hw.size() == 2)
+        size = {int64_t(hw[0]), int64_t(hw[1])};
+    } else {
+      int64_t n = reader.integer(map, key, 0);
+      size = {n, n};
+    }
+    if (size[0] <= 0 || size[1] <= 0 || size[0] > (1 << 16) ||
+        size[1] > (1 << 16))
+      reader.error(value->loc,
+                   "'" + key + "' must be a positive size N or [H, W]");
+    return size;
+  }
+
+  /// torchvision's RandomResizedCrop, Resize and CenterCrop.
+  void imageCuts(const RecipeValue &spec, ImageTransforms &transforms) {
+    if (const RecipeValue *node = reader.get(spec, "random_resized_crop")) {
+      RandomResizedCrop crop;
+      if (node->kind != RecipeValue::Kind::Mapping) {
+        reader.error(node->loc, "'random_resized_crop' must be a mapping "
+                                "with 'size' (and 'scale', 'ratio')");
+        return;
       }
+      auto [h, w] = imageSize(*node, "size");
+      if (!h)
+        reader.error(node->loc, "'random_resized_crop' needs 'size'");
+      crop.height = h;
+      crop.width = w;
+      std::vector<double> scale = reader.numbers(*node, "scale");
+      std::vector<double> ratio = reader.numbers(*node, "ratio");
+      if (!scale.empty()) {
+        if (scale.size() != 2 ||
+            !(scale[0] > 0 && scale[0] <= scale[1] && scale[1] <= 1))
+          reader.error(reader.get(*node, "scale")->loc,
+                       "'scale' must be [low, high] with 0 < low <= high "
+                       "<= 1");
+        else
+          std::tie(crop.scaleLow, crop.scaleHigh) =
+              std::make_pair(scale[0], scale[1]);
+      }
+      if (!ratio.empty()) {
+        if (ratio.size() != 2 || !(ratio[0] > 0 && ratio[0] <= ratio[1]))
+          reader.error(reader.get(*node, "ratio")->loc,
+                       "'ratio' must be [low, high] with 0 < low <= high");
+        else
+          std::tie(crop.ratioLow, crop.ratioHigh) =
+              std::make_pair(ratio[0], ratio[1]);
+      }
+      transforms.randomResizedCrop = crop;
+    }
+    const RecipeValue *resize = reader.get(spec, "resize");
+    transforms.resizeShorter = imageSize(spec, "resize")[0];
+    if (resize && resize->kind == RecipeValue::Kind::Sequence)
+      reader.error(resize->loc, "'resize' takes one number, the shorter "
+                                "side; use center_crop for [H, W]");
+    auto [ch, cw] = imageSize(spec, "center_crop");
+    transforms.centerCropHeight = ch;
+    transforms.centerCropWidth = cw;
+    if (transforms.randomResizedCrop && (resize || ch))
+      reader.error(spec.loc, "'random_resized_crop' does not combine with "
+                             "'resize' or 'center_crop'");
+  }
+
+  std::shared_ptr<const Dataset> openDataset(const DataPlan &plan) {
+    if (plan.type == "idx")
+      return loadIdx(plan.images->scalar, plan.labels->scalar);
+    if (plan.type == "tokens")
+      return openTokenFile(plan.path->scalar, plan.sequenceLength,
+                           plan.tokenBytes);
+    return makeSynthetic(plan.synthetic);
+  }
+
+  std::shared_ptr<DataLoader> loadData(const DataPlan &plan) {
+    std::shared_ptr<const Dataset> dataset;
+    const RecipeValue *blame = plan.type == "idx"      ? plan.images
+                               : plan.type == "tokens" ? plan.path
+                                                       : plan.node;
+    try {
+      dataset = openDataset(plan);
     } catch (const std::exception &e) {
       reader.error(blame->loc, e.what());
       return nullptr;
@@ -247,9 +334,10 @@ public:
                      "'limit' must be in [1, " + Twine(dataset->size()) + "]");
         return nullptr;
       }
-      dataset->inputs = dataset->inputs.narrow(0, 0, plan.limitCount);
-      dataset->targets = dataset->targets.narrow(0, 0, plan.limitCount);
+      dataset = firstSamples(std::move(dataset), plan.limitCount);
     }
+    if (plan.skipBadSamples)
+      dataset = std::make_shared<SkipBadSamples>(std::move(dataset));
     try {
       return std::make_shared<DataLoader>(dataset, plan.options);
     } catch (const std::exception &e) {

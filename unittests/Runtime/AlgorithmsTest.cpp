@@ -1100,13 +1100,13 @@ TEST(ColOutTest, BatchModeDropsTheSameRowsAndColumnsFromEveryImage) {
 std::shared_ptr<DataLoader> imageLoader(int64_t n, int64_t c, int64_t h,
                                         int64_t w, int workers = 0,
                                         int64_t batchSize = 4) {
-  auto dataset = std::make_shared<Dataset>();
-  dataset->inputs = (torch::arange(h * w) % 256)
-                        .to(torch::kUInt8)
-                        .view({1, 1, h, w})
-                        .expand({n, c, h, w})
-                        .contiguous();
-  dataset->targets = torch::arange(n, torch::kLong);
+  auto dataset =
+      std::make_shared<TensorDataset>((torch::arange(h * w) % 256)
+                                          .to(torch::kUInt8)
+                                          .view({1, 1, h, w})
+                                          .expand({n, c, h, w})
+                                          .contiguous(),
+                                      torch::arange(n, torch::kLong));
   DataLoaderOptions options;
   options.batchSize = batchSize;
   options.shuffle = false;
@@ -1195,7 +1195,8 @@ TEST_P(ImageAugmentationTest, DrawsComeFromSeedEpochAndSample) {
   auto reseeded = imageLoader(8, 3, 12, 12);
   DataLoaderOptions options = reseeded->options();
   options.seed = 4;
-  DataLoader other(std::make_shared<Dataset>(reseeded->dataset()), options);
+  DataLoader other(
+      std::shared_ptr<const Dataset>(reseeded, &reseeded->dataset()), options);
   installIn(*createAlgorithm(GetParam()), other);
   EXPECT_FALSE(torch::equal(first.input, other.makeBatch(0, 0).input));
 }
@@ -1221,9 +1222,8 @@ INSTANTIATE_TEST_SUITE_P(RandAugmentAndAugMix, ImageAugmentationTest,
                          testing::Values("randaugment", "augmix"));
 
 TEST(ImageAugmentationTest, NeedImages) {
-  auto dataset = std::make_shared<Dataset>();
-  dataset->inputs = torch::zeros({4, 8}, torch::kLong);
-  dataset->targets = torch::zeros({4, 8}, torch::kLong);
+  auto dataset = std::make_shared<TensorDataset>(
+      torch::zeros({4, 8}, torch::kLong), torch::zeros({4, 8}, torch::kLong));
   DataLoader tokens(dataset, DataLoaderOptions{});
   for (const char *name : {"randaugment", "augmix"}) {
     auto algorithm = createAlgorithm(name);

@@ -46,7 +46,7 @@ std::shared_ptr<DataLoader> syntheticLoader(int64_t samples, uint64_t seed) {
   spec.numSamples = samples;
   spec.sampleShape = {3, 8, 8};
   spec.seed = seed;
-  auto dataset = std::make_shared<Dataset>(makeSynthetic(spec));
+  auto dataset = makeSynthetic(spec);
   DataLoaderOptions options;
   options.batchSize = 16;
   options.seed = seed;
@@ -87,11 +87,10 @@ TEST(TrainerTest, LossFallsOnLearnableData) {
   config.model = makeClassifier(1);
   // Labels a linear model can learn: the class is set by which pixel is
   // brightest among the first ten.
-  auto dataset = std::make_shared<Dataset>();
   torch::manual_seed(2);
-  dataset->inputs = torch::randint(0, 100, {256, 3, 8, 8}, torch::kUInt8);
-  dataset->targets =
-      dataset->inputs.flatten(1).narrow(1, 0, 10).argmax(1).to(torch::kLong);
+  torch::Tensor images = torch::randint(0, 100, {256, 3, 8, 8}, torch::kUInt8);
+  auto dataset = std::make_shared<TensorDataset>(
+      images, images.flatten(1).narrow(1, 0, 10).argmax(1).to(torch::kLong));
   DataLoaderOptions options;
   options.batchSize = 32;
   config.trainLoader = std::make_shared<DataLoader>(dataset, options);
@@ -298,15 +297,12 @@ torch::jit::Module makeBigram(const torch::Tensor &table) {
 
 /// `samples` sequences of `length` tokens from `stream`, each target the
 /// next token.
-Dataset nextTokenDataset(const torch::Tensor &stream, int64_t samples,
-                         int64_t length) {
-  Dataset dataset;
-  dataset.inputs =
-      stream.narrow(0, 0, samples * length).view({samples, length});
-  dataset.targets =
-      stream.narrow(0, 1, samples * length).view({samples, length});
-  dataset.tokensPerSample = length;
-  return dataset;
+std::shared_ptr<TensorDataset>
+nextTokenDataset(const torch::Tensor &stream, int64_t samples, int64_t length) {
+  return std::make_shared<TensorDataset>(
+      stream.narrow(0, 0, samples * length).view({samples, length}),
+      stream.narrow(0, 1, samples * length).view({samples, length}),
+      SampleKind::Tokens);
 }
 
 TEST(TrainerTest, LanguageModelLearnsATokenStream) {
@@ -314,8 +310,8 @@ TEST(TrainerTest, LanguageModelLearnsATokenStream) {
   // V] logits against [B, T] next tokens, and time in tokens.
   torch::manual_seed(0);
   torch::jit::Module model = makeBigram(torch::randn({16, 16}) * 0.1);
-  auto dataset = std::make_shared<Dataset>(
-      nextTokenDataset(torch::arange(0, 64 * 9 + 1, torch::kLong) % 16, 64, 8));
+  auto dataset =
+      nextTokenDataset(torch::arange(0, 64 * 9 + 1, torch::kLong) % 16, 64, 8);
   TrainerConfig config;
   config.model = model;
   config.trainLoader = std::make_shared<DataLoader>(
@@ -500,11 +496,8 @@ torch::jit::Module makeBigram() {
 
 TEST(TrainerTest, SequenceLengthWarmupCountsTheTokensTrained) {
   // 64 samples of 16 tokens in batches of 16: 4 batches an epoch.
-  auto dataset = std::make_shared<Dataset>();
-  torch::Tensor stream = torch::arange(0, 64 * 16 + 1, torch::kLong) % 16;
-  dataset->inputs = stream.narrow(0, 0, 64 * 16).view({64, 16});
-  dataset->targets = stream.narrow(0, 1, 64 * 16).view({64, 16});
-  dataset->tokensPerSample = 16;
+  auto dataset = nextTokenDataset(
+      torch::arange(0, 64 * 16 + 1, torch::kLong) % 16, 64, 16);
   struct TokenLog : Callback {
     int64_t tokens = 0;
     std::vector<int64_t> shapes;
@@ -569,8 +562,8 @@ TEST(TrainerTest, LanguageModelPerplexityIsExpOfThePerTokenLoss) {
   // gets no perplexity.
   torch::manual_seed(4);
   torch::jit::Module model = makeBigram(torch::randn({16, 16}));
-  auto dataset = std::make_shared<Dataset>(
-      nextTokenDataset(torch::randint(0, 16, {5 * 7 + 1}, torch::kLong), 5, 7));
+  auto dataset =
+      nextTokenDataset(torch::randint(0, 16, {5 * 7 + 1}, torch::kLong), 5, 7);
   TrainerConfig config;
   config.model = model;
   config.trainLoader = std::make_shared<DataLoader>(
@@ -583,9 +576,10 @@ TEST(TrainerTest, LanguageModelPerplexityIsExpOfThePerTokenLoss) {
 
   torch::Tensor logProbs =
       torch::log_softmax(model.attr("table").toTensor().detach(), 1)
-          .index({dataset->inputs});
-  double tokenLoss =
-      -logProbs.gather(2, dataset->targets.unsqueeze(2)).mean().item<double>();
+          .index({dataset->inputs()});
+  double tokenLoss = -logProbs.gather(2, dataset->targets().unsqueeze(2))
+                          .mean()
+                          .item<double>();
   const std::map<std::string, double> &metrics = trainer.state().evalMetrics;
   ASSERT_EQ(metrics.count("Perplexity"), 1u);
   EXPECT_NEAR(result.loss, tokenLoss, 1e-5);

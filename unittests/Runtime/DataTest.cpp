@@ -118,12 +118,24 @@ int64_t byteSum(const torch::Tensor &t) {
   return sum;
 }
 
+/// Every sample of `ds` read through the Dataset interface, in memory.
+std::shared_ptr<TensorDataset> readAll(std::shared_ptr<const Dataset> ds) {
+  std::vector<torch::Tensor> inputs, targets;
+  for (int64_t i = 0; i < ds->size(); ++i) {
+    Sample sample = ds->get(i);
+    inputs.push_back(sample.input);
+    targets.push_back(sample.target);
+  }
+  return std::make_shared<TensorDataset>(
+      torch::stack(inputs), torch::stack(targets), ds->spec().kind);
+}
+
 /// A dataset whose input and target of sample i are both i, so batches show
 /// which samples they hold (int64 inputs pass through the loader unchanged).
 std::shared_ptr<const Dataset> indexDataset(int64_t n) {
-  auto ds = std::make_shared<Dataset>();
-  ds->inputs = torch::arange(n, torch::kLong).unsqueeze(1);
-  ds->targets = torch::arange(n, torch::kLong);
+  auto ds = std::make_shared<TensorDataset>(
+      torch::arange(n, torch::kLong).unsqueeze(1),
+      torch::arange(n, torch::kLong));
   return ds;
 }
 
@@ -144,12 +156,12 @@ std::vector<int64_t> epochTargets(DataLoader &loader, int64_t epoch) {
   return out;
 }
 
-std::shared_ptr<const Dataset> cifarLike(int64_t n, uint64_t seed = 7) {
+std::shared_ptr<TensorDataset> cifarLike(int64_t n, uint64_t seed = 7) {
   SyntheticSpec spec;
   spec.numSamples = n;
   spec.sampleShape = {3, 32, 32};
   spec.seed = seed;
-  return std::make_shared<Dataset>(makeSynthetic(spec));
+  return makeSynthetic(spec);
 }
 
 /// CIFAR training's augmentation: a random crop of the image padded by 4 and
@@ -210,40 +222,40 @@ torch::Tensor shifted(const torch::Tensor &image, int64_t sy, int64_t sx) {
 //===----------------------------------------------------------------------===//
 
 TEST(IdxTest, LoadsFashionMnistTestSet) {
-  Dataset ds = loadIdx(kFashionDir + "t10k-images-idx3-ubyte.gz",
-                       kFashionDir + "t10k-labels-idx1-ubyte.gz");
-  ASSERT_EQ(ds.inputs.sizes(), (std::vector<int64_t>{10000, 1, 28, 28}));
-  EXPECT_EQ(ds.inputs.scalar_type(), torch::kUInt8);
-  ASSERT_EQ(ds.targets.sizes(), (std::vector<int64_t>{10000}));
-  EXPECT_EQ(ds.targets.scalar_type(), torch::kLong);
-  EXPECT_EQ(ds.tokensPerSample, 0);
-  EXPECT_EQ(ds.size(), 10000);
+  auto ds = loadIdx(kFashionDir + "t10k-images-idx3-ubyte.gz",
+                    kFashionDir + "t10k-labels-idx1-ubyte.gz");
+  ASSERT_EQ(ds->inputs().sizes(), (std::vector<int64_t>{10000, 1, 28, 28}));
+  EXPECT_EQ(ds->inputs().scalar_type(), torch::kUInt8);
+  ASSERT_EQ(ds->targets().sizes(), (std::vector<int64_t>{10000}));
+  EXPECT_EQ(ds->targets().scalar_type(), torch::kLong);
+  EXPECT_EQ(ds->spec().tokensPerSample(), 0);
+  EXPECT_EQ(ds->size(), 10000);
   // The test split is balanced: exactly 1000 of each of the 10 classes.
-  EXPECT_EQ(toVector(torch::bincount(ds.targets)),
+  EXPECT_EQ(toVector(torch::bincount(ds->targets())),
             std::vector<int64_t>(10, 1000));
   // Values computed independently from the files with Python's gzip.
-  EXPECT_EQ(toVector(ds.targets.narrow(0, 0, 10)),
+  EXPECT_EQ(toVector(ds->targets().narrow(0, 0, 10)),
             (std::vector<int64_t>{9, 2, 1, 1, 6, 1, 4, 6, 5, 7}));
-  EXPECT_EQ(byteSum(ds.inputs[0]), 33456);
-  EXPECT_EQ(byteSum(ds.inputs[1]), 100994);
-  EXPECT_EQ(byteSum(ds.inputs), 573469082);
-  EXPECT_EQ(ds.inputs[0][0][14][14].item<int64_t>(), 110);
+  EXPECT_EQ(byteSum(ds->inputs()[0]), 33456);
+  EXPECT_EQ(byteSum(ds->inputs()[1]), 100994);
+  EXPECT_EQ(byteSum(ds->inputs()), 573469082);
+  EXPECT_EQ(ds->inputs()[0][0][14][14].item<int64_t>(), 110);
 }
 
 TEST(IdxTest, LoadsFashionMnistTrainSetQuickly) {
   auto start = std::chrono::steady_clock::now();
-  Dataset ds = loadIdx(kFashionDir + "train-images-idx3-ubyte.gz",
-                       kFashionDir + "train-labels-idx1-ubyte.gz");
+  auto ds = loadIdx(kFashionDir + "train-images-idx3-ubyte.gz",
+                    kFashionDir + "train-labels-idx1-ubyte.gz");
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   std::printf("loaded 60000 Fashion-MNIST training images in %.3f s\n",
               seconds);
-  ASSERT_EQ(ds.inputs.sizes(), (std::vector<int64_t>{60000, 1, 28, 28}));
-  EXPECT_EQ(toVector(torch::bincount(ds.targets)),
+  ASSERT_EQ(ds->inputs().sizes(), (std::vector<int64_t>{60000, 1, 28, 28}));
+  EXPECT_EQ(toVector(torch::bincount(ds->targets())),
             std::vector<int64_t>(10, 6000));
-  EXPECT_EQ(byteSum(ds.inputs), 3431114169LL);
-  EXPECT_EQ(byteSum(ds.inputs[0]), 76247);
+  EXPECT_EQ(byteSum(ds->inputs()), 3431114169LL);
+  EXPECT_EQ(byteSum(ds->inputs()[0]), 76247);
   // Generous bound for a shared machine; typically a few tenths of a second.
   EXPECT_LT(seconds, 3.0);
 }
@@ -260,18 +272,18 @@ TEST(IdxTest, ReadsRawAndGzipAlike) {
   writeGzip(dir + "img.gz", images);
   writeGzip(dir + "lbl.gz", labels);
 
-  Dataset raw = loadIdx(dir + "img", dir + "lbl");
-  Dataset gz = loadIdx(dir + "img.gz", dir + "lbl.gz");
-  Dataset mixed = loadIdx(dir + "img.gz", dir + "lbl");
-  ASSERT_EQ(raw.inputs.sizes(), (std::vector<int64_t>{3, 1, 2, 4}));
-  EXPECT_EQ(toVector(raw.inputs.flatten()),
+  auto raw = loadIdx(dir + "img", dir + "lbl");
+  auto gz = loadIdx(dir + "img.gz", dir + "lbl.gz");
+  auto mixed = loadIdx(dir + "img.gz", dir + "lbl");
+  ASSERT_EQ(raw->inputs().sizes(), (std::vector<int64_t>{3, 1, 2, 4}));
+  EXPECT_EQ(toVector(raw->inputs().flatten()),
             std::vector<int64_t>(pixels.begin(), pixels.end()));
-  EXPECT_EQ(toVector(raw.targets), (std::vector<int64_t>{7, 0, 255}));
+  EXPECT_EQ(toVector(raw->targets()), (std::vector<int64_t>{7, 0, 255}));
   // Row-major: sample 1, row 1, column 2 is byte 8 + 4 + 2.
-  EXPECT_EQ(raw.inputs[1][0][1][2].item<int64_t>(), 14 * 11);
-  EXPECT_TRUE(torch::equal(raw.inputs, gz.inputs));
-  EXPECT_TRUE(torch::equal(raw.targets, gz.targets));
-  EXPECT_TRUE(torch::equal(raw.inputs, mixed.inputs));
+  EXPECT_EQ(raw->inputs()[1][0][1][2].item<int64_t>(), 14 * 11);
+  EXPECT_TRUE(torch::equal(raw->inputs(), gz->inputs()));
+  EXPECT_TRUE(torch::equal(raw->targets(), gz->targets()));
+  EXPECT_TRUE(torch::equal(raw->inputs(), mixed->inputs()));
 }
 
 TEST(IdxTest, RejectsBadMagic) {
@@ -360,35 +372,77 @@ TEST(TokenFileTest, CutsSamplesWithShiftedTargets) {
   // 11 tokens, T = 4: (11 - 1) / 4 = 2 samples; the last two are unused.
   std::vector<uint16_t> tokens = {10, 11, 12, 13, 14, 15, 16, 65535, 300, 0, 1};
   writeTokens(dir + "tok.bin", tokens);
-  Dataset ds = loadTokenFile(dir + "tok.bin", 4);
-  EXPECT_EQ(ds.tokensPerSample, 4);
-  ASSERT_EQ(ds.inputs.sizes(), (std::vector<int64_t>{2, 4}));
-  ASSERT_EQ(ds.targets.sizes(), (std::vector<int64_t>{2, 4}));
-  EXPECT_EQ(ds.inputs.scalar_type(), torch::kLong);
-  EXPECT_EQ(ds.targets.scalar_type(), torch::kLong);
-  EXPECT_EQ(toVector(ds.inputs),
+  auto ds = readAll(openTokenFile(dir + "tok.bin", 4));
+  EXPECT_EQ(ds->spec().tokensPerSample(), 4);
+  ASSERT_EQ(ds->inputs().sizes(), (std::vector<int64_t>{2, 4}));
+  ASSERT_EQ(ds->targets().sizes(), (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(ds->inputs().scalar_type(), torch::kLong);
+  EXPECT_EQ(ds->targets().scalar_type(), torch::kLong);
+  EXPECT_EQ(toVector(ds->inputs()),
             (std::vector<int64_t>{10, 11, 12, 13, 14, 15, 16, 65535}));
-  EXPECT_EQ(toVector(ds.targets),
+  EXPECT_EQ(toVector(ds->targets()),
             (std::vector<int64_t>{11, 12, 13, 14, 15, 16, 65535, 300}));
 
   // Exactly T + 1 tokens make one sample.
   writeTokens(dir + "one.bin", {1, 2, 3});
-  Dataset one = loadTokenFile(dir + "one.bin", 2);
-  EXPECT_EQ(toVector(one.inputs), (std::vector<int64_t>{1, 2}));
-  EXPECT_EQ(toVector(one.targets), (std::vector<int64_t>{2, 3}));
+  auto one = readAll(openTokenFile(dir + "one.bin", 2));
+  EXPECT_EQ(toVector(one->inputs()), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(toVector(one->targets()), (std::vector<int64_t>{2, 3}));
 }
 
 TEST(TokenFileTest, RejectsBadFiles) {
   std::string dir = makeTempDir();
-  expectErrorContaining([&] { loadTokenFile(dir + "missing.bin", 4); },
+  expectErrorContaining([&] { openTokenFile(dir + "missing.bin", 4); },
                         {"missing.bin", "cannot open"});
   writeFile(dir + "odd.bin", std::string(7, '\1'));
-  expectErrorContaining([&] { loadTokenFile(dir + "odd.bin", 2); },
-                        {"odd.bin", "odd size 7"});
+  expectErrorContaining([&] { openTokenFile(dir + "odd.bin", 2); },
+                        {"odd.bin", "size 7 bytes", "not a multiple of 2"});
   writeTokens(dir + "short.bin", {1, 2, 3, 4});
-  expectErrorContaining([&] { loadTokenFile(dir + "short.bin", 4); },
-                        {"short.bin", "too short", "4 tokens", "at least 5"});
-  EXPECT_THROW(loadTokenFile(dir + "short.bin", 0), std::invalid_argument);
+  expectErrorContaining(
+      [&] { openTokenFile(dir + "short.bin", 4); },
+      {"short.bin", "too short", "4 uint16 tokens", "at least 5"});
+  EXPECT_THROW(openTokenFile(dir + "short.bin", 0), std::invalid_argument);
+}
+
+TEST(TokenFileTest, ReadsUint32Tokens) {
+  std::string dir = makeTempDir();
+  std::string bytes;
+  for (uint32_t token : {70000u, 1u, 4000000000u, 65536u, 7u})
+    for (int shift = 0; shift < 32; shift += 8)
+      bytes.push_back(char(token >> shift));
+  writeFile(dir + "tok32.bin", bytes);
+  auto ds = readAll(openTokenFile(dir + "tok32.bin", 2, 4));
+  EXPECT_EQ(toVector(ds->inputs()),
+            (std::vector<int64_t>{70000, 1, 4000000000LL, 65536}));
+  EXPECT_EQ(toVector(ds->targets()),
+            (std::vector<int64_t>{1, 4000000000LL, 65536, 7}));
+  writeFile(dir + "six.bin", std::string(6, '\1'));
+  expectErrorContaining([&] { openTokenFile(dir + "six.bin", 1, 4); },
+                        {"six.bin", "not a multiple of 4", "uint32"});
+}
+
+TEST(TokenFileTest, MapsAFileBeyondFourGiBWithoutReadingIt) {
+  // A sparse 5 GiB file: only its last sample's bytes exist on disk. Reading
+  // it whole would take seconds and 20 GiB as int64; mapping takes neither.
+  std::string path = makeTempDir() + "big.bin";
+  const int64_t bytes = 5LL << 30, length = 4;
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.seekp(bytes - 10);
+    for (uint16_t token : {11, 12, 13, 14, 15})
+      out.put(char(token & 0xff)).put(char(token >> 8));
+  }
+  auto ds = openTokenFile(path, length);
+  const int64_t tokens = bytes / 2;
+  ASSERT_EQ(ds->size(), (tokens - 1) / length);
+  Sample last = ds->get(ds->size() - 1);
+  // Samples use the first size() * length + 1 tokens: the last three of
+  // the file (13, 14, 15) are left over.
+  ASSERT_EQ(tokens - (ds->size() * length + 1), 3);
+  EXPECT_EQ(toVector(last.input), (std::vector<int64_t>{0, 0, 0, 11}));
+  EXPECT_EQ(toVector(last.target), (std::vector<int64_t>{0, 0, 11, 12}));
+  EXPECT_EQ(toVector(ds->get(0).input), (std::vector<int64_t>{0, 0, 0, 0}));
+  std::remove(path.c_str());
 }
 
 //===----------------------------------------------------------------------===//
@@ -401,23 +455,23 @@ TEST(SyntheticTest, ImagesAreDeterministicFromSeed) {
   spec.sampleShape = {3, 8, 8};
   spec.numClasses = 5;
   spec.seed = 42;
-  Dataset a = makeSynthetic(spec), b = makeSynthetic(spec);
-  ASSERT_EQ(a.inputs.sizes(), (std::vector<int64_t>{64, 3, 8, 8}));
-  EXPECT_EQ(a.inputs.scalar_type(), torch::kUInt8);
-  ASSERT_EQ(a.targets.sizes(), (std::vector<int64_t>{64}));
-  EXPECT_EQ(a.targets.scalar_type(), torch::kLong);
-  EXPECT_TRUE(torch::equal(a.inputs, b.inputs));
-  EXPECT_TRUE(torch::equal(a.targets, b.targets));
-  EXPECT_GE(a.targets.min().item<int64_t>(), 0);
-  EXPECT_LT(a.targets.max().item<int64_t>(), 5);
+  auto a = makeSynthetic(spec), b = makeSynthetic(spec);
+  ASSERT_EQ(a->inputs().sizes(), (std::vector<int64_t>{64, 3, 8, 8}));
+  EXPECT_EQ(a->inputs().scalar_type(), torch::kUInt8);
+  ASSERT_EQ(a->targets().sizes(), (std::vector<int64_t>{64}));
+  EXPECT_EQ(a->targets().scalar_type(), torch::kLong);
+  EXPECT_TRUE(torch::equal(a->inputs(), b->inputs()));
+  EXPECT_TRUE(torch::equal(a->targets(), b->targets()));
+  EXPECT_GE(a->targets().min().item<int64_t>(), 0);
+  EXPECT_LT(a->targets().max().item<int64_t>(), 5);
   // Spread over the whole byte range and every class.
-  EXPECT_GT(a.inputs.max().item<int64_t>(), 240);
-  EXPECT_LT(a.inputs.min().item<int64_t>(), 15);
-  std::vector<int64_t> labels = toVector(a.targets);
+  EXPECT_GT(a->inputs().max().item<int64_t>(), 240);
+  EXPECT_LT(a->inputs().min().item<int64_t>(), 15);
+  std::vector<int64_t> labels = toVector(a->targets());
   EXPECT_EQ(std::set<int64_t>(labels.begin(), labels.end()).size(), 5u);
   spec.seed = 43;
-  Dataset c = makeSynthetic(spec);
-  EXPECT_FALSE(torch::equal(a.inputs, c.inputs));
+  auto c = makeSynthetic(spec);
+  EXPECT_FALSE(torch::equal(a->inputs(), c->inputs()));
 }
 
 TEST(SyntheticTest, TokensAreAShiftedStream) {
@@ -426,21 +480,21 @@ TEST(SyntheticTest, TokensAreAShiftedStream) {
   spec.sampleShape = {8};
   spec.vocabSize = 100;
   spec.seed = 3;
-  Dataset a = makeSynthetic(spec), b = makeSynthetic(spec);
-  EXPECT_EQ(a.tokensPerSample, 8);
-  ASSERT_EQ(a.inputs.sizes(), (std::vector<int64_t>{16, 8}));
-  ASSERT_EQ(a.targets.sizes(), (std::vector<int64_t>{16, 8}));
-  EXPECT_EQ(a.inputs.scalar_type(), torch::kLong);
-  EXPECT_TRUE(torch::equal(a.inputs, b.inputs));
-  EXPECT_TRUE(torch::equal(a.targets, b.targets));
-  EXPECT_GE(a.inputs.min().item<int64_t>(), 0);
-  EXPECT_LT(a.inputs.max().item<int64_t>(), 100);
+  auto a = makeSynthetic(spec), b = makeSynthetic(spec);
+  EXPECT_EQ(a->spec().tokensPerSample(), 8);
+  ASSERT_EQ(a->inputs().sizes(), (std::vector<int64_t>{16, 8}));
+  ASSERT_EQ(a->targets().sizes(), (std::vector<int64_t>{16, 8}));
+  EXPECT_EQ(a->inputs().scalar_type(), torch::kLong);
+  EXPECT_TRUE(torch::equal(a->inputs(), b->inputs()));
+  EXPECT_TRUE(torch::equal(a->targets(), b->targets()));
+  EXPECT_GE(a->inputs().min().item<int64_t>(), 0);
+  EXPECT_LT(a->inputs().max().item<int64_t>(), 100);
   // Within a sample, target t is input t + 1; across samples the stream goes
   // on: the last target of sample i is the first input of sample i + 1.
   EXPECT_TRUE(
-      torch::equal(a.targets.narrow(1, 0, 7), a.inputs.narrow(1, 1, 7)));
-  EXPECT_TRUE(torch::equal(a.targets.select(1, 7).narrow(0, 0, 15),
-                           a.inputs.select(1, 0).narrow(0, 1, 15)));
+      torch::equal(a->targets().narrow(1, 0, 7), a->inputs().narrow(1, 1, 7)));
+  EXPECT_TRUE(torch::equal(a->targets().select(1, 7).narrow(0, 0, 15),
+                           a->inputs().select(1, 0).narrow(0, 1, 15)));
   EXPECT_THROW(makeSynthetic({4, {2, 2}, 10, 100, 0}), std::invalid_argument);
 }
 
@@ -597,9 +651,9 @@ TEST(DataLoaderTest, ScalesAndNormalizesImages) {
   Batch b = plain.makeBatch(0, 0);
   EXPECT_EQ(b.input.scalar_type(), torch::kFloat);
   ASSERT_EQ(b.input.sizes(), (std::vector<int64_t>{10, 3, 32, 32}));
-  torch::Tensor scaled = ds->inputs.to(torch::kFloat) / 255.0;
+  torch::Tensor scaled = ds->inputs().to(torch::kFloat) / 255.0;
   EXPECT_TRUE(torch::allclose(b.input, scaled, 0, 1e-6));
-  EXPECT_TRUE(torch::equal(b.target, ds->targets));
+  EXPECT_TRUE(torch::equal(b.target, ds->targets()));
 
   o.transforms.mean = {0.1, 0.5, 0.9};
   o.transforms.std = {0.2, 0.3, 0.4};
@@ -610,7 +664,7 @@ TEST(DataLoaderTest, ScalesAndNormalizesImages) {
   torch::Tensor want = ((scaled - mean) / std).to(torch::kFloat);
   EXPECT_TRUE(torch::allclose(n.input, want, 1e-5, 1e-5));
   // One pixel by hand: channel 2 of sample 3.
-  float v = ds->inputs[3][2][5][7].item<uint8_t>() / 255.0f;
+  float v = ds->inputs()[3][2][5][7].item<uint8_t>() / 255.0f;
   EXPECT_NEAR(n.input[3][2][5][7].item<float>(), (v - 0.9f) / 0.4f, 1e-5);
 }
 
@@ -632,7 +686,7 @@ TEST(DataLoaderTest, RandomCropShiftsContentAndKeepsShape) {
     for (int64_t i = 0; i < 64; ++i) {
       // Undo normalization; padding was 0 before it, so it reads back as 0.
       torch::Tensor got = b.input[i] * 0.5 + 0.5;
-      torch::Tensor image = ds->inputs[i].to(torch::kFloat) / 255.0;
+      torch::Tensor image = ds->inputs()[i].to(torch::kFloat) / 255.0;
       bool found = false;
       for (int64_t sy = -pad; sy <= pad && !found; ++sy)
         for (int64_t sx = -pad; sx <= pad && !found; ++sx)
@@ -659,7 +713,7 @@ TEST(DataLoaderTest, FlipMirrorsAboutHalfTheImages) {
   o.transforms.horizontalFlip = true;
   DataLoader loader(ds, o);
   Batch b = loader.makeBatch(0, 0);
-  torch::Tensor images = ds->inputs.to(torch::kFloat) / 255.0;
+  torch::Tensor images = ds->inputs().to(torch::kFloat) / 255.0;
   int flipped = 0;
   for (int64_t i = 0; i < 200; ++i) {
     bool same = torch::allclose(b.input[i], images[i], 0, 1e-6);
@@ -749,7 +803,7 @@ TEST(DataLoaderTest, PassesTokensThrough) {
   spec.numSamples = 12;
   spec.sampleShape = {6};
   spec.vocabSize = 50;
-  auto ds = std::make_shared<Dataset>(makeSynthetic(spec));
+  auto ds = makeSynthetic(spec);
   DataLoaderOptions o;
   o.batchSize = 5;
   o.numWorkers = 2;
@@ -762,10 +816,10 @@ TEST(DataLoaderTest, PassesTokensThrough) {
     for (int64_t i = 0; i < b->size(); ++i) {
       // Find the sample by its inputs; its targets must come with it.
       torch::Tensor match =
-          (ds->inputs == b->input[i]).all(1).nonzero().flatten();
+          (ds->inputs() == b->input[i]).all(1).nonzero().flatten();
       ASSERT_GE(match.numel(), 1);
       int64_t j = match[0].item<int64_t>();
-      EXPECT_TRUE(torch::equal(b->target[i], ds->targets[j]));
+      EXPECT_TRUE(torch::equal(b->target[i], ds->targets()[j]));
     }
     seen += b->size();
   }
@@ -924,3 +978,270 @@ TEST(SampleTransformTest, StreamsDifferByEverySeedPart) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Datasets read sample by sample, and image cuts
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Images of varying sizes read one at a time: sample i is (8 + i % 5) x
+/// (10 + i % 3) pixels whose values encode (i, y, x), and target i.
+/// Samples in `bad` fail as a corrupt file does.
+class VaryingImages final : public Dataset {
+public:
+  explicit VaryingImages(int64_t n, std::set<int64_t> bad = {},
+                         std::vector<int64_t> shards = {})
+      : n_(n), bad_(std::move(bad)), shards_(std::move(shards)) {
+    spec_.kind = SampleKind::Image;
+    spec_.inputShape = {3, 0, 0};
+    spec_.inputType = torch::kUInt8;
+  }
+  int64_t size() const override { return n_; }
+  const SampleSpec &spec() const override { return spec_; }
+  Sample get(int64_t i) const override {
+    if (bad_.count(i))
+      throw DataError(describe(i) + ": corrupt");
+    int64_t h = 8 + i % 5, w = 10 + i % 3;
+    torch::Tensor image = torch::empty({3, h, w}, torch::kUInt8);
+    auto a = image.accessor<uint8_t, 3>();
+    for (int64_t c = 0; c < 3; ++c)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < w; ++x)
+          a[c][y][x] = uint8_t((i * 7 + c * 50 + y * 13 + x * 3) % 256);
+    return {image, torch::tensor(i, torch::kLong)};
+  }
+  std::string describe(int64_t i) const override {
+    return "image" + std::to_string(i) + ".jpg";
+  }
+  std::vector<int64_t> shardStarts() const override { return shards_; }
+
+private:
+  int64_t n_;
+  std::set<int64_t> bad_;
+  std::vector<int64_t> shards_;
+  SampleSpec spec_;
+};
+
+} // namespace
+
+TEST(ImageCutTest, RandomResizedCropFollowsTorchvisionGivenItsDraws) {
+  std::string dir = makeTempDir();
+  std::string command =
+      std::string(COMPOSER_PYTHON) + " " + COMPOSER_SOURCE_DIR +
+      "/unittests/Runtime/record_crop_draws.py 3 > " + dir + "draws.txt";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  std::ifstream in(dir + "draws.txt");
+  std::string word;
+  int cases = 0, fallbacks = 0;
+  while (in >> word) {
+    ASSERT_EQ(word, "case");
+    int64_t height, width, numDraws;
+    RandomResizedCrop crop;
+    crop.height = crop.width = 32;
+    in >> height >> width >> crop.scaleLow >> crop.scaleHigh >> crop.ratioLow >>
+        crop.ratioHigh >> numDraws;
+    std::vector<std::pair<int64_t, double>> draws; // (randint high or -1, v)
+    for (int64_t k = 0; k < numDraws; ++k) {
+      std::string kind;
+      in >> kind;
+      if (kind == "u") {
+        double v;
+        in >> v;
+        draws.push_back({-1, v});
+      } else {
+        int64_t high, v;
+        in >> high >> v;
+        draws.push_back({high, double(v)});
+      }
+    }
+    std::string boxWord;
+    int64_t top, left, h, w;
+    in >> boxWord >> top >> left >> h >> w;
+    size_t next = 0;
+    CropDraws replay{[&](double low, double high) {
+                       EXPECT_LT(next, draws.size());
+                       EXPECT_EQ(draws.at(next).first, -1);
+                       double v = draws.at(next++).second;
+                       EXPECT_GE(v, low - 1e-6);
+                       EXPECT_LE(v, high + 1e-6);
+                       return v;
+                     },
+                     [&](int64_t n) {
+                       EXPECT_LT(next, draws.size());
+                       EXPECT_EQ(draws.at(next).first, n);
+                       return int64_t(draws.at(next++).second);
+                     }};
+    ImageCut cut = randomResizedCropCut(height, width, crop, replay);
+    SCOPED_TRACE("case " + std::to_string(cases) + ": " +
+                 std::to_string(height) + "x" + std::to_string(width));
+    EXPECT_EQ(next, draws.size()) << "a different number of draws";
+    EXPECT_EQ(cut.top, top);
+    EXPECT_EQ(cut.left, left);
+    EXPECT_EQ(cut.height, h);
+    EXPECT_EQ(cut.width, w);
+    EXPECT_EQ(cut.outHeight, 32);
+    fallbacks += numDraws == 20;
+    ++cases;
+  }
+  EXPECT_EQ(cases, 96);
+  EXPECT_GT(fallbacks, 5) << "the central fallback was not exercised";
+}
+
+TEST(ImageDatasetTest, MixedSizesWithoutACutNameTheSample) {
+  DataLoaderOptions o;
+  o.batchSize = 4;
+  o.shuffle = false;
+  DataLoader loader(std::make_shared<VaryingImages>(8), o);
+  expectErrorContaining([&] { loader.makeBatch(0, 0); },
+                        {"image1.jpg", "9x11", "8x10", "random_resized_crop"});
+}
+
+TEST(ImageDatasetTest, RandomResizedCropIsAPureFunctionOfEpochAndIndex) {
+  auto ds = std::make_shared<VaryingImages>(30);
+  DataLoaderOptions o;
+  o.batchSize = 7;
+  o.seed = 5;
+  o.transforms.randomResizedCrop = RandomResizedCrop{6, 5};
+  o.transforms.horizontalFlip = true;
+  o.transforms.channelsLast = true;
+  DataLoader inline_(ds, o);
+  o.numWorkers = 2;
+  DataLoader workers(ds, o);
+  for (int64_t epoch : {0, 3}) {
+    inline_.startEpoch(epoch);
+    workers.startEpoch(epoch, 2); // as a run resumed at batch 2
+    for (int64_t b = 0; b < inline_.batchesPerEpoch(); ++b) {
+      Batch a = *inline_.next();
+      ASSERT_EQ(a.input.sizes(),
+                (std::vector<int64_t>{b < 4 ? 7 : 2, 3, 6, 5}));
+      EXPECT_TRUE(a.input.is_contiguous(at::MemoryFormat::ChannelsLast));
+      if (b < 2)
+        continue;
+      Batch w = *workers.next();
+      EXPECT_TRUE(torch::equal(a.input, w.input)) << epoch << " " << b;
+      EXPECT_TRUE(torch::equal(a.target, w.target));
+    }
+  }
+  EXPECT_FALSE(torch::equal(inline_.makeBatch(0, 0).input,
+                            inline_.makeBatch(1, 0).input));
+}
+
+TEST(ImageDatasetTest, ResizeThenCenterCropAsTorchvision) {
+  auto ds = std::make_shared<VaryingImages>(5);
+  DataLoaderOptions o;
+  o.batchSize = 5;
+  o.shuffle = false;
+  o.transforms.resizeShorter = 6;
+  o.transforms.centerCropHeight = 6;
+  o.transforms.centerCropWidth = 4;
+  DataLoader loader(ds, o);
+  Batch b = loader.makeBatch(0, 0);
+  ASSERT_EQ(b.input.sizes(), (std::vector<int64_t>{5, 3, 6, 4}));
+  for (int64_t i = 0; i < 5; ++i) {
+    torch::Tensor image = ds->get(i).input;
+    int64_t h = image.size(1), w = image.size(2);
+    // Resize(6): the shorter side to 6, the other truncated; then
+    // CenterCrop((6, 4)) rounds its offsets.
+    int64_t rh = h <= w ? 6 : int64_t(6.0 * double(h) / double(w));
+    int64_t rw = w <= h ? 6 : int64_t(6.0 * double(w) / double(h));
+    torch::Tensor resized = applyImageCut(image, {0, 0, h, w, rh, rw});
+    int64_t top = int64_t(std::nearbyint((rh - 6) / 2.0));
+    int64_t left = int64_t(std::nearbyint((rw - 4) / 2.0));
+    torch::Tensor want =
+        resized.narrow(1, top, 6).narrow(2, left, 4).to(torch::kFloat) /
+        255.0;
+    EXPECT_TRUE(torch::equal(b.input[i], want)) << i;
+  }
+}
+
+TEST(ImageDatasetTest, SkipBadSamplesTakesTheNextGoodOne) {
+  auto bad = std::make_shared<VaryingImages>(10, std::set<int64_t>{3, 4, 9});
+  DataLoaderOptions o;
+  o.batchSize = 10;
+  o.shuffle = false;
+  o.transforms.centerCropHeight = o.transforms.centerCropWidth = 8;
+  DataLoader strict(bad, o);
+  expectErrorContaining([&] { strict.makeBatch(0, 0); },
+                        {"image3.jpg", "corrupt"});
+  auto healed = std::make_shared<SkipBadSamples>(bad);
+  DataLoader loader(healed, o);
+  Batch b = loader.makeBatch(0, 0);
+  // 3 and 4 become 5; 9 wraps around to 0.
+  EXPECT_EQ(toVector(b.target),
+            (std::vector<int64_t>{0, 1, 2, 5, 5, 5, 6, 7, 8, 0}));
+  EXPECT_TRUE(torch::equal(b.input[3], b.input[5]));
+  EXPECT_TRUE(torch::equal(b.input[9], b.input[0]));
+  EXPECT_EQ(healed->skipped(), 3);
+  auto allBad = std::make_shared<SkipBadSamples>(
+      std::make_shared<VaryingImages>(2, std::set<int64_t>{0, 1}));
+  expectErrorContaining([&] { allBad->get(0); }, {"none of the 2 samples"});
+}
+
+TEST(ImageDatasetTest, TwoRanksCoverEverySampleRepeatingOnlyThePadding) {
+  auto ds = std::make_shared<VaryingImages>(11);
+  for (int64_t epoch : {0, 1}) {
+    std::map<int64_t, int> seen;
+    for (int rank : {0, 1}) {
+      DataLoaderOptions o;
+      o.batchSize = 4;
+      o.seed = 9;
+      o.rank = rank;
+      o.worldSize = 2;
+      o.transforms.randomResizedCrop = RandomResizedCrop{4, 4};
+      o.numWorkers = rank; // either way
+      DataLoader loader(ds, o);
+      EXPECT_EQ(loader.samplesPerEpoch(), 6);
+      loader.startEpoch(epoch);
+      while (auto batch = loader.next())
+        for (int64_t i = 0; i < batch->size(); ++i)
+          ++seen[batch->target[i].item<int64_t>()];
+    }
+    // 12 slots for 11 samples: one sample twice, every other once.
+    int total = 0, twice = 0;
+    for (auto &[key, count] : seen) {
+      total += count;
+      twice += count == 2;
+      EXPECT_LE(count, 2);
+    }
+    EXPECT_EQ(total, 12);
+    EXPECT_EQ(twice, 1);
+    EXPECT_EQ(seen.size(), 11u);
+  }
+}
+
+TEST(ImageDatasetTest, ShardedDatasetsShuffleInShardBlocks) {
+  // 100 samples in shards of 10; blocks of 20 samples span two shards.
+  std::vector<int64_t> starts;
+  for (int64_t s = 0; s < 100; s += 10)
+    starts.push_back(s);
+  auto ds = std::make_shared<VaryingImages>(100, std::set<int64_t>{}, starts);
+  DataLoaderOptions o;
+  o.batchSize = 20;
+  o.seed = 1;
+  o.shuffleBlockSize = 20;
+  o.transforms.centerCropHeight = o.transforms.centerCropWidth = 8;
+  std::vector<std::vector<int64_t>> epochs;
+  for (int64_t epoch : {0, 1}) {
+    DataLoader loader(ds, o);
+    loader.startEpoch(epoch);
+    std::vector<int64_t> order;
+    while (auto batch = loader.next()) {
+      // A batch is one block: two whole shards.
+      std::set<int64_t> shards;
+      for (int64_t i = 0; i < batch->size(); ++i) {
+        order.push_back(batch->target[i].item<int64_t>());
+        shards.insert(order.back() / 10);
+      }
+      EXPECT_EQ(batch->size(), 20);
+      EXPECT_EQ(shards.size(), 2u);
+    }
+    ASSERT_EQ(order.size(), 100u);
+    std::set<int64_t> distinct(order.begin(), order.end());
+    EXPECT_EQ(distinct.size(), 100u);
+    epochs.push_back(order);
+  }
+  EXPECT_NE(epochs[0], epochs[1]);
+  // Within a block the samples are shuffled, not left in shard order.
+  EXPECT_FALSE(std::is_sorted(epochs[0].begin(), epochs[0].begin() + 20));
+}

@@ -143,7 +143,7 @@ TrainerConfig gyroConfig(const std::string &folder) {
   options.batchSize = 16;
   options.seed = 5;
   config.trainLoader = std::make_shared<DataLoader>(
-      std::make_shared<Dataset>(makeSynthetic(spec)), options);
+      makeSynthetic(spec), options);
   config.optimizer.name = "sgd";
   config.optimizer.lr = 0.1;
   config.maxDuration = parseTime("3ep");

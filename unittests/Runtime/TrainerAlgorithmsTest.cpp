@@ -31,10 +31,11 @@ torch::jit::Module twoParameterModel(double w1, double w2) {
 }
 
 std::shared_ptr<DataLoader> pairLoader(int64_t samples, int64_t batchSize) {
-  auto dataset = std::make_shared<Dataset>();
   torch::manual_seed(9);
-  dataset->inputs = torch::randint(0, 255, {samples, 1, 1, 2}, torch::kUInt8);
-  dataset->targets = torch::randint(0, 3, {samples}, torch::kLong);
+  torch::Tensor inputs =
+      torch::randint(0, 255, {samples, 1, 1, 2}, torch::kUInt8);
+  auto dataset = std::make_shared<TensorDataset>(
+      inputs, torch::randint(0, 3, {samples}, torch::kLong));
   DataLoaderOptions options;
   options.batchSize = batchSize;
   options.seed = 2;
@@ -422,10 +423,10 @@ TEST(SampleMixingTrainerTest, InterpolatedLossTrainsAsMixedTargets) {
   // both targets takes the same steps as mixing the targets: the trainer
   // back-propagates, and logs, the loss the algorithm interpolated.
   // Three classes of 4x4 images, big enough for CutMix's boxes.
-  auto dataset = std::make_shared<Dataset>();
   torch::manual_seed(5);
-  dataset->inputs = torch::randint(0, 255, {24, 1, 4, 4}, torch::kUInt8);
-  dataset->targets = torch::randint(0, 3, {24}, torch::kLong);
+  torch::Tensor images = torch::randint(0, 255, {24, 1, 4, 4}, torch::kUInt8);
+  auto dataset = std::make_shared<TensorDataset>(
+      images, torch::randint(0, 3, {24}, torch::kLong));
   torch::Tensor weights = torch::randn({3, 16}) * 0.3;
   std::vector<double> losses;
   auto train = [&](const std::string &algorithm,

@@ -355,9 +355,8 @@ struct SwaRun {
     torch::manual_seed(4);
     for (int i = 0; i < 3; ++i)
       batches.push_back(torch::randn({5, 2}) * (i + 1) + i);
-    auto dataset = std::make_shared<Dataset>();
-    dataset->inputs = torch::cat(batches);
-    dataset->targets = torch::zeros({15}, torch::kLong);
+    auto dataset = std::make_shared<TensorDataset>(
+        torch::cat(batches), torch::zeros({15}, torch::kLong));
     DataLoaderOptions options;
     options.batchSize = 5;
     options.shuffle = false;

@@ -1,18 +1,21 @@
-//===- Data.h - Datasets and the data loader --------------------*- C++ -*-===//
+//===- Data.h - The data loader ---------------------------------*- C++ -*-===//
 //
-// Datasets live in memory as two tensors; the loader draws each epoch's order
-// and every augmentation from (seed, epoch, sample index) alone, so a run that
-// resumes mid-epoch sees exactly the batches an uninterrupted run would.
+// The loader reads samples from a Dataset (Dataset.h) on demand and draws
+// each epoch's order and every augmentation from (seed, epoch, sample index)
+// alone, so a run that resumes mid-epoch sees exactly the batches an
+// uninterrupted run would.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COMPOSER_RUNTIME_DATA_H
 #define COMPOSER_RUNTIME_DATA_H
 
+#include "composer/Runtime/Dataset.h"
 #include "composer/Runtime/SampleTransform.h"
 
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,44 +31,48 @@ struct Batch {
   int64_t size() const { return input.defined() ? input.size(0) : 0; }
 };
 
-/// A whole dataset in memory.
-struct Dataset {
-  /// Images: uint8 [N, C, H, W]. Tokens: int64 [N, T].
-  torch::Tensor inputs;
-  /// Classes: int64 [N]. Next tokens: int64 [N, T].
-  torch::Tensor targets;
-  /// Tokens per sample (0 for images).
-  int64_t tokensPerSample = 0;
-
-  int64_t size() const { return inputs.size(0); }
+/// torchvision's RandomResizedCrop: a region of `scale` of the image's area
+/// and aspect ratio (width / height) in `ratio`, resized to height x width.
+struct RandomResizedCrop {
+  int64_t height = 0, width = 0;
+  double scaleLow = 0.08, scaleHigh = 1.0;
+  double ratioLow = 3.0 / 4.0, ratioHigh = 4.0 / 3.0;
 };
 
-/// Reads an IDX image file and its label file (MNIST, Fashion-MNIST), raw or
-/// gzip-compressed. Throws std::runtime_error naming the file on bad input.
-Dataset loadIdx(const std::string &imagesPath, const std::string &labelsPath);
-
-/// Reads a flat file of little-endian uint16 tokens and cuts it into samples
-/// of `sequenceLength` inputs whose targets are the next tokens.
-Dataset loadTokenFile(const std::string &path, int64_t sequenceLength);
-
-/// Random data of a fixed shape, reproducible from `seed`: images with
-/// `numClasses` labels, or tokens below `vocabSize` when that is set.
-struct SyntheticSpec {
-  int64_t numSamples = 1024;
-  std::vector<int64_t> sampleShape = {3, 32, 32};
-  int64_t numClasses = 10;
-  int64_t vocabSize = 0;
-  uint64_t seed = 0;
+/// The random numbers a crop draws, in torchvision's order.
+struct CropDraws {
+  /// Uniform in [low, high).
+  std::function<double(double, double)> uniform;
+  /// Uniform integer in [0, n), n > 0.
+  std::function<int64_t(int64_t)> below;
 };
-Dataset makeSynthetic(const SyntheticSpec &spec);
 
-/// What the loader does to uint8 images: scale to [0, 1], normalize, and, for
+/// The crop torchvision's RandomResizedCrop.get_params picks for an image of
+/// height x width given the same draws: ten attempts, then the central crop
+/// of the nearest allowed ratio.
+ImageCut randomResizedCropCut(int64_t height, int64_t width,
+                              const RandomResizedCrop &crop,
+                              const CropDraws &draws);
+
+/// What the loader does to uint8 images: cut (random resized crop, or resize
+/// of the shorter side then centre crop), scale to [0, 1], normalize, and, for
 /// training, random crop (pad then crop back) and horizontal flip.
 struct ImageTransforms {
   std::vector<double> mean; // empty: no normalization
   std::vector<double> std;
   int64_t randomCropPadding = 0;
   bool horizontalFlip = false;
+  std::optional<RandomResizedCrop> randomResizedCrop;
+  /// Resizes the shorter side to this (torchvision's Resize(N)); 0: no.
+  int64_t resizeShorter = 0;
+  /// Centre crop to height x width after any resize; 0: no.
+  int64_t centerCropHeight = 0, centerCropWidth = 0;
+  /// Batches in channels-last memory format (still indexed NCHW).
+  bool channelsLast = false;
+
+  bool cutsImages() const {
+    return randomResizedCrop || resizeShorter > 0 || centerCropHeight > 0;
+  }
 };
 
 struct DataLoaderOptions {
@@ -79,6 +86,10 @@ struct DataLoaderOptions {
   /// Data-parallel sharding: this rank's share of every epoch.
   int rank = 0;
   int worldSize = 1;
+  /// Shuffling a dataset stored in shards (Dataset::shardStarts) shuffles the
+  /// shards, then the samples within consecutive blocks of this many, so a
+  /// worker reads few shards at a time (Streaming's py1b).
+  int64_t shuffleBlockSize = 1 << 18;
   /// Per-sample augmentations of images, in the order they run within their
   /// stage (SampleTransform.h).
   std::vector<std::shared_ptr<const SampleTransform>> sampleTransforms;
@@ -102,7 +113,7 @@ public:
 
   /// Adds `transform` to the per-sample augmentations, replacing one of the
   /// same name; it applies from the next startEpoch. Throws
-  /// std::invalid_argument unless the data are uint8 images [N, C, H, W].
+  /// std::invalid_argument unless the samples are images.
   void setSampleTransform(std::shared_ptr<const SampleTransform> transform);
 
   /// Builds batch `index` of `epoch` (what workers run; deterministic).

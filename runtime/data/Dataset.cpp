@@ -1,0 +1,142 @@
+//===- Dataset.cpp - In-memory, limited and self-healing datasets ---------===//
+
+#include "composer/Runtime/Dataset.h"
+
+#include <iostream>
+#include <mutex>
+#include <set>
+
+namespace composer::runtime {
+
+Dataset::~Dataset() = default;
+
+Sample Dataset::getCut(int64_t index, const ImageCutPlanner &plan) const {
+  if (spec().kind != SampleKind::Image)
+    throw std::invalid_argument(describe(index) +
+                                ": only images can be cut and resized");
+  Sample sample = get(index);
+  const torch::Tensor &image = sample.input;
+  sample.input = applyImageCut(image, plan(image.size(1), image.size(2)));
+  return sample;
+}
+
+std::string Dataset::describe(int64_t index) const {
+  return "sample " + std::to_string(index);
+}
+
+TensorDataset::TensorDataset(torch::Tensor inputs, torch::Tensor targets,
+                             std::optional<SampleKind> kind)
+    : inputs_(std::move(inputs)), targets_(std::move(targets)) {
+  if (!inputs_.defined() || !targets_.defined())
+    throw std::invalid_argument("TensorDataset: dataset has no tensors");
+  if (inputs_.dim() < 1 || targets_.dim() < 1 ||
+      inputs_.size(0) != targets_.size(0))
+    throw std::invalid_argument(
+        "TensorDataset: dataset has " +
+        std::to_string(inputs_.dim() ? inputs_.size(0) : 0) + " inputs but " +
+        std::to_string(targets_.dim() ? targets_.size(0) : 0) + " targets");
+  if (!inputs_.device().is_cpu() || !targets_.device().is_cpu())
+    throw std::invalid_argument("TensorDataset: dataset must be on the CPU");
+  // Batches are gathered by raw row copies.
+  inputs_ = inputs_.contiguous();
+  targets_ = targets_.contiguous();
+  bool images = inputs_.scalar_type() == torch::kUInt8 && inputs_.dim() == 4;
+  spec_.kind = kind.value_or(images ? SampleKind::Image : SampleKind::Tensor);
+  if (spec_.kind == SampleKind::Image && !images)
+    throw std::invalid_argument("TensorDataset: images must be uint8 "
+                                "[N, C, H, W]");
+  if (spec_.kind == SampleKind::Tokens &&
+      (inputs_.dim() != 2 || inputs_.scalar_type() != torch::kLong))
+    throw std::invalid_argument("TensorDataset: tokens must be int64 [N, T]");
+  spec_.inputShape = inputs_.sizes().slice(1).vec();
+  spec_.inputType = inputs_.scalar_type();
+  spec_.targetShape = targets_.sizes().slice(1).vec();
+  spec_.targetType = targets_.scalar_type();
+}
+
+Sample TensorDataset::get(int64_t index) const {
+  return {inputs_[index], targets_[index]};
+}
+
+namespace {
+class FirstSamples final : public Dataset {
+public:
+  FirstSamples(std::shared_ptr<const Dataset> dataset, int64_t count)
+      : dataset_(std::move(dataset)), count_(count) {}
+  int64_t size() const override { return count_; }
+  const SampleSpec &spec() const override { return dataset_->spec(); }
+  Sample get(int64_t index) const override { return dataset_->get(index); }
+  Sample getCut(int64_t index, const ImageCutPlanner &plan) const override {
+    return dataset_->getCut(index, plan);
+  }
+  std::string describe(int64_t index) const override {
+    return dataset_->describe(index);
+  }
+  std::vector<int64_t> shardStarts() const override {
+    std::vector<int64_t> starts;
+    for (int64_t start : dataset_->shardStarts())
+      if (start < count_)
+        starts.push_back(start);
+    return starts;
+  }
+
+private:
+  std::shared_ptr<const Dataset> dataset_;
+  int64_t count_;
+};
+} // namespace
+
+std::shared_ptr<const Dataset>
+firstSamples(std::shared_ptr<const Dataset> dataset, int64_t count) {
+  if (count < 1 || count > dataset->size())
+    throw std::out_of_range("limit " + std::to_string(count) + " outside [1, " +
+                            std::to_string(dataset->size()) + "]");
+  if (count == dataset->size())
+    return dataset;
+  if (auto *tensors = dynamic_cast<const TensorDataset *>(dataset.get()))
+    return std::make_shared<TensorDataset>(
+        tensors->inputs().narrow(0, 0, count),
+        tensors->targets().narrow(0, 0, count), tensors->spec().kind);
+  return std::make_shared<FirstSamples>(std::move(dataset), count);
+}
+
+struct SkipBadSamples::Log {
+  std::mutex mutex;
+  std::set<int64_t> skipped;
+};
+
+SkipBadSamples::SkipBadSamples(std::shared_ptr<const Dataset> dataset)
+    : dataset_(std::move(dataset)), log_(std::make_shared<Log>()) {}
+
+template <typename Read>
+Sample SkipBadSamples::firstGood(int64_t index, Read read) const {
+  const int64_t n = dataset_->size();
+  for (int64_t step = 0; step < n; ++step) {
+    int64_t candidate = (index + step) % n;
+    try {
+      return read(candidate);
+    } catch (const DataError &e) {
+      std::lock_guard<std::mutex> lock(log_->mutex);
+      if (log_->skipped.insert(candidate).second)
+        std::cerr << "skip_bad_samples: skipping " << e.what() << "\n";
+    }
+  }
+  throw std::runtime_error("skip_bad_samples: none of the " +
+                           std::to_string(n) + " samples can be read");
+}
+
+Sample SkipBadSamples::get(int64_t index) const {
+  return firstGood(index, [&](int64_t i) { return dataset_->get(i); });
+}
+
+Sample SkipBadSamples::getCut(int64_t index,
+                              const ImageCutPlanner &plan) const {
+  return firstGood(index, [&](int64_t i) { return dataset_->getCut(i, plan); });
+}
+
+int64_t SkipBadSamples::skipped() const {
+  std::lock_guard<std::mutex> lock(log_->mutex);
+  return int64_t(log_->skipped.size());
+}
+
+} // namespace composer::runtime
