@@ -2,7 +2,11 @@
 TorchScript for composer-train.
 
     /usr/bin/python3 examples/fashion_resnet.py out.pt [--width 16] [--trace]
-        [--norm batch|none]
+        [--norm batch|none] [--in-channels 1] [--stem-stride 1]
+
+For the 64x64 RGB JPEGs of examples/make_fashion_jpeg.py, `--in-channels 3
+--stem-stride 2` halves the image in the first convolution, so a step costs
+about what a 28x28 step costs.
 
 `--norm none` leaves BatchNorm out, so data-parallel training with a global
 batch B equals one process with batch B (BatchNorm sees only its rank's
@@ -39,9 +43,11 @@ class BasicBlock(nn.Module):
 
 
 class FashionResNet(nn.Module):
-    def __init__(self, width=16, num_classes=10, norm="batch"):
+    def __init__(self, width=16, num_classes=10, norm="batch", in_channels=1,
+                 stem_stride=1):
         super().__init__()
-        self.conv1 = nn.Conv2d(1, width, 3, 1, 1, bias=False)
+        self.conv1 = nn.Conv2d(in_channels, width, 3, stem_stride, 1,
+                               bias=False)
         self.bn1 = norm_layer(norm, width)
         self.relu = nn.ReLU(inplace=True)
         self.layer1 = BasicBlock(width, 2 * width, 2, norm)
@@ -55,11 +61,15 @@ class FashionResNet(nn.Module):
         return self.fc(torch.flatten(self.pool(x), 1))
 
 
-def export(path, width=16, trace=False, seed=0, norm="batch"):
+def export(path, width=16, trace=False, seed=0, norm="batch", in_channels=1,
+           stem_stride=1):
     torch.manual_seed(seed)
-    model = FashionResNet(width, norm=norm)
+    model = FashionResNet(width, norm=norm, in_channels=in_channels,
+                          stem_stride=stem_stride)
     if trace:
-        scripted = torch.jit.trace(model, torch.randn(2, 1, 28, 28))
+        size = 28 * stem_stride
+        scripted = torch.jit.trace(model,
+                                   torch.randn(2, in_channels, size, size))
     else:
         scripted = torch.jit.script(model)
     scripted.save(path)
@@ -73,5 +83,8 @@ if __name__ == "__main__":
     parser.add_argument("--trace", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--norm", choices=["batch", "none"], default="batch")
+    parser.add_argument("--in-channels", type=int, default=1)
+    parser.add_argument("--stem-stride", type=int, default=1)
     args = parser.parse_args()
-    export(args.output, args.width, args.trace, args.seed, args.norm)
+    export(args.output, args.width, args.trace, args.seed, args.norm,
+           args.in_channels, args.stem_stride)

@@ -147,10 +147,8 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
 
 Trainer::~Trainer() = default;
 
-Batch Trainer::onDevice(Batch batch) const {
-  batch.input = batch.input.to(config_.device, /*non_blocking=*/true);
-  batch.target = batch.target.to(config_.device, /*non_blocking=*/true);
-  return batch;
+Batch Trainer::onDevice(Batch batch, const DataLoader &loader) const {
+  return loader.toDevice(std::move(batch), config_.device);
 }
 
 /// Composer's AFTER_* events (EVAL_AFTER_FORWARD is not one of them).
@@ -316,7 +314,7 @@ void Trainer::fit() {
         epochDone = true;
         break;
       }
-      state_.batch = onDevice(std::move(*batch));
+      state_.batch = onDevice(std::move(*batch), loader);
       loadedSamples_ = state_.batch.size();
       state_.batchTokens =
           loadedSamples_ *
@@ -372,7 +370,7 @@ EvalResult Trainer::evaluate() {
     DataLoader &loader = *config_.evalLoader;
     loader.startEpoch(0);
     while (std::optional<Batch> batch = loader.next()) {
-      state_.batch = onDevice(std::move(*batch));
+      state_.batch = onDevice(std::move(*batch), loader);
       fire(Event::EvalBatchStart);
       fire(Event::EvalBeforeForward);
       state_.outputs = outputTensor(state_.model.forward({state_.batch.input}));

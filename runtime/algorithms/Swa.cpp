@@ -242,8 +242,9 @@ private:
     std::vector<torch::Tensor> kept;
     int64_t epoch = state.timestamp.epoch;
     for (int64_t index = 0; index < batches; ++index) {
-      torch::Tensor input = state.trainLoader->makeBatch(epoch, index)
-                                .input.to(state.device, /*non_blocking=*/true);
+      const DataLoader &loader = *state.trainLoader;
+      torch::Tensor input =
+          loader.toDevice(loader.makeBatch(epoch, index), state.device).input;
       if (index == 0) {
         at::Generator generator =
             at::globalContext().defaultGenerator(state.device);

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 
 namespace composer::runtime {
 namespace {
@@ -150,11 +151,15 @@ torch::Tensor checkedSample(torch::Tensor result, const SampleTransform &by,
 /// random crop (zero padding before normalization) and flip, normalize,
 /// per-sample augmentations of the normalized sample; one pass per pixel
 /// without augmentations.
+/// With normalizeOnDevice the batch stays uint8 and the table is the
+/// identity: the same pass crops and flips.
+template <typename Out>
 torch::Tensor imageBatch(const std::vector<const uint8_t *> &rows, int64_t c,
                          int64_t h, int64_t w, const int64_t *index,
                          int64_t count, const DataLoaderOptions &o,
                          int64_t epoch, bool parallel) {
   const ImageTransforms &t = o.transforms;
+  constexpr bool kNormalize = std::is_same_v<Out, float>;
   if (!t.mean.empty() || !t.std.empty()) {
     if (int64_t(t.mean.size()) != c || int64_t(t.std.size()) != c)
       throw std::invalid_argument(
@@ -168,12 +173,15 @@ torch::Tensor imageBatch(const std::vector<const uint8_t *> &rows, int64_t c,
   }
   // Every output pixel is a function of one uint8 value and its channel: a
   // table per channel does the scale and normalization at once.
-  std::vector<float> lut(size_t(c) * 256);
+  std::vector<Out> lut(size_t(c) * 256);
   for (int64_t ch = 0; ch < c; ++ch) {
     for (int v = 0; v < 256; ++v) {
       float x = float(v) / 255.0f;
-      lut[ch * 256 + v] =
-          t.mean.empty() ? x : (x - float(t.mean[ch])) / float(t.std[ch]);
+      if constexpr (kNormalize)
+        lut[ch * 256 + v] =
+            t.mean.empty() ? x : (x - float(t.mean[ch])) / float(t.std[ch]);
+      else
+        lut[ch * 256 + v] = Out(v);
     }
   }
   const int64_t pad = t.randomCropPadding;
@@ -189,9 +197,10 @@ torch::Tensor imageBatch(const std::vector<const uint8_t *> &rows, int64_t c,
     }
   }
   const int64_t outSampleSize = outShape[0] * outShape[1] * outShape[2];
-  torch::Tensor out = torch::empty(
-      {count, outShape[0], outShape[1], outShape[2]}, torch::kFloat);
-  float *dst = out.data_ptr<float>();
+  torch::Tensor out =
+      torch::empty({count, outShape[0], outShape[1], outShape[2]},
+                   kNormalize ? torch::kFloat : torch::kUInt8);
+  Out *dst = out.data_ptr<Out>();
 
   auto build = [&](int64_t begin, int64_t end) {
     // Normalized-stage transforms read the sample from here.
@@ -225,13 +234,15 @@ torch::Tensor imageBatch(const std::vector<const uint8_t *> &rows, int64_t c,
         }
         in = augmented.data_ptr<uint8_t>();
       }
-      float *outSample =
-          onSample.empty() ? dst + b * sample : normalized.data_ptr<float>();
+      Out *outSample = dst + b * sample;
+      if constexpr (kNormalize)
+        if (!onSample.empty())
+          outSample = normalized.data_ptr<float>();
       for (int64_t ch = 0; ch < c; ++ch) {
-        const float *table = lut.data() + ch * 256;
-        const float fill = table[0]; // padding is 0 before normalization
+        const Out *table = lut.data() + ch * 256;
+        const Out fill = table[0]; // padding is 0 before normalization
         for (int64_t y = 0; y < h; ++y) {
-          float *row = outSample + ch * plane + y * w;
+          Out *row = outSample + ch * plane + y * w;
           int64_t srcY = y + sy;
           if (srcY < 0 || srcY >= h) {
             std::fill(row, row + w, fill);
@@ -251,18 +262,20 @@ torch::Tensor imageBatch(const std::vector<const uint8_t *> &rows, int64_t c,
           std::fill(row + x1, row + w, fill);
         }
       }
-      if (onSample.empty())
-        continue;
-      torch::Tensor x = normalized;
-      std::vector<int64_t> shape{c, h, w};
-      for (const SampleTransform *transform : onSample) {
-        SampleRandom random(o.seed, epoch, index[b], transform->name());
-        shape = transform->outputShape(shape);
-        x = checkedSample(transform->apply(x, random), *transform, shape,
-                          torch::kFloat);
+      if constexpr (kNormalize) {
+        if (onSample.empty())
+          continue;
+        torch::Tensor x = normalized;
+        std::vector<int64_t> shape{c, h, w};
+        for (const SampleTransform *transform : onSample) {
+          SampleRandom random(o.seed, epoch, index[b], transform->name());
+          shape = transform->outputShape(shape);
+          x = checkedSample(transform->apply(x, random), *transform, shape,
+                            torch::kFloat);
+        }
+        std::memcpy(dst + b * outSampleSize, x.data_ptr<float>(),
+                    size_t(outSampleSize) * sizeof(float));
       }
-      std::memcpy(dst + b * outSampleSize, x.data_ptr<float>(),
-                  size_t(outSampleSize) * sizeof(float));
     }
   };
   if (parallel) {
@@ -414,8 +427,10 @@ Batch buildBatch(const Dataset &ds, const DataLoaderOptions &o,
     for (int64_t b = 0; b < count; ++b)
       rows[b] = images[b].data_ptr<uint8_t>();
   }
-  batch.input = imageBatch(rows, images.size(1), images.size(2), images.size(3),
-                           ids, count, o, epoch, parallel);
+  auto build =
+      o.transforms.normalizeOnDevice ? imageBatch<uint8_t> : imageBatch<float>;
+  batch.input = build(rows, images.size(1), images.size(2), images.size(3), ids,
+                      count, o, epoch, parallel);
   return batch;
 }
 
@@ -556,6 +571,8 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset,
       (t.centerCropHeight > 0) != (t.centerCropWidth > 0))
     throw std::invalid_argument("DataLoader: resize and center_crop sizes "
                                 "must be positive");
+  if (t.normalizeOnDevice && dataset_->spec().kind != SampleKind::Image)
+    throw std::invalid_argument("DataLoader: normalizeOnDevice needs images");
   if (options_.shuffleBlockSize <= 0)
     throw std::invalid_argument("DataLoader: shuffleBlockSize must be "
                                 "positive");
@@ -586,6 +603,9 @@ void DataLoader::setSampleTransform(
       existing = std::move(transform);
       return;
     }
+  // The normalized sample is made here, so the batch must be too.
+  if (transform->stage() == SampleStage::Normalized)
+    options_.transforms.normalizeOnDevice = false;
   transforms.push_back(std::move(transform));
 }
 
@@ -644,6 +664,29 @@ Batch DataLoader::makeBatch(int64_t epoch, int64_t index) const {
                             ? order_
                             : epochOrder(*dataset_, options_, epoch);
   return buildBatch(*dataset_, options_, order, epoch, index, true);
+}
+
+Batch DataLoader::toDevice(Batch batch, torch::Device device) const {
+  batch.input = batch.input.to(device, /*non_blocking=*/true);
+  batch.target = batch.target.to(device, /*non_blocking=*/true);
+  const ImageTransforms &t = options_.transforms;
+  if (!t.normalizeOnDevice || batch.input.scalar_type() != torch::kUInt8)
+    return batch;
+  // The loader's table computes (float(v) / 255 - mean) / std in float,
+  // each step rounded; these kernels round the same steps.
+  torch::Tensor x = batch.input.to(torch::kFloat).div_(255.0f);
+  if (!t.mean.empty()) {
+    auto perChannel = [&](const std::vector<double> &values) {
+      std::vector<float> f(values.begin(), values.end());
+      return torch::tensor(f, torch::kFloat)
+          .to(device)
+          .view({1, int64_t(f.size()), 1, 1});
+    };
+    x.sub_(perChannel(t.mean)).div_(perChannel(t.std));
+  }
+  batch.input =
+      t.channelsLast ? x.contiguous(at::MemoryFormat::ChannelsLast) : x;
+  return batch;
 }
 
 ImageCut randomResizedCropCut(int64_t height, int64_t width,

@@ -1245,3 +1245,24 @@ TEST(ImageDatasetTest, ShardedDatasetsShuffleInShardBlocks) {
   // Within a block the samples are shuffled, not left in shard order.
   EXPECT_FALSE(std::is_sorted(epochs[0].begin(), epochs[0].begin() + 20));
 }
+
+TEST(ImageDatasetTest, NormalizingOnTheDeviceGivesTheSameBits) {
+  auto ds = cifarLike(40);
+  DataLoaderOptions o;
+  o.batchSize = 16;
+  o.seed = 3;
+  o.transforms = cifarTraining();
+  o.transforms.channelsLast = true;
+  DataLoader onHost(ds, o);
+  o.transforms.normalizeOnDevice = true;
+  DataLoader onDevice(ds, o);
+  for (int64_t b = 0; b < onHost.batchesPerEpoch(); ++b) {
+    Batch host = onHost.makeBatch(1, b);
+    Batch raw = onDevice.makeBatch(1, b);
+    EXPECT_EQ(raw.input.scalar_type(), torch::kUInt8);
+    Batch device = onDevice.toDevice(raw, torch::kCPU);
+    EXPECT_TRUE(device.input.is_contiguous(at::MemoryFormat::ChannelsLast));
+    EXPECT_TRUE(torch::equal(host.input, device.input)) << b;
+    EXPECT_TRUE(torch::equal(host.target, device.target));
+  }
+}

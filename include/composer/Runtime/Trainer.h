@@ -104,7 +104,7 @@ public:
 
 private:
   void fire(Event event);
-  Batch onDevice(Batch batch) const;
+  Batch onDevice(Batch batch, const DataLoader &loader) const;
   void trainBatch(Batch batch);
   /// The group's mean of this batch's loss; throws TrainingError when it is
   /// not finite.
