@@ -12,6 +12,7 @@ packages=(
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libtorch-dev libgtest-dev zlib1g-dev libgloo-dev
   libzstd-dev libssl-dev libxxhash-dev nlohmann-json3-dev
+  libjpeg62-turbo-dev libpng-dev
   libopenblas0-openmp
   python3-torch python3-torchvision python3-matplotlib
   dataset-fashion-mnist fortunes

@@ -47,5 +47,6 @@ config.environment["COMPOSER_MODEL_CACHE"] = os.path.join(
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
 llvm_config.use_default_substitutions()
 tool_dirs = [config.composer_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["composer-opt", "composer-train"], tool_dirs)
+llvm_config.add_tool_substitutions(
+    ["composer-opt", "composer-train", "composer-data"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

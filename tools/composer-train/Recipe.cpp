@@ -13,6 +13,8 @@
 
 #include "composer/Runtime/Algorithms.h"
 #include "composer/Runtime/Callbacks.h"
+#include "composer/Runtime/ImageFolder.h"
+#include "composer/Runtime/Mds.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -159,7 +161,9 @@ public:
   struct DataPlan {
     std::string key, type;
     const RecipeValue *node = nullptr, *images = nullptr, *labels = nullptr,
-                      *path = nullptr, *limit = nullptr;
+                      *path = nullptr, *limit = nullptr, *root = nullptr,
+                      *index = nullptr;
+    std::string inputColumn, targetColumn;
     int64_t sequenceLength = 0, limitCount = 0;
     int tokenBytes = 2;
     bool skipBadSamples = false;
@@ -194,6 +198,18 @@ public:
           reader.error(dtype->loc, "unknown token dtype '" + dtype->scalar +
                                        "'; expected uint16 or uint32");
       }
+    } else if (plan.type == "image_folder") {
+      plan.root = reader.get(spec, "root");
+      plan.index = reader.get(spec, "index");
+      if (!plan.root && !plan.index)
+        reader.error(spec.loc, "'" + key +
+                                   "' of type image_folder needs "
+                                   "'root' (DIR/<class>/<image>) or 'index' (a "
+                                   "file of 'path label' lines)");
+    } else if (plan.type == "mds") {
+      plan.path = reader.require(spec, "local", key);
+      plan.inputColumn = reader.string(spec, "input", "image");
+      plan.targetColumn = reader.string(spec, "target", "label");
     } else if (plan.type == "synthetic") {
       SyntheticSpec &synthetic = plan.synthetic;
       synthetic.numSamples =
@@ -206,8 +222,10 @@ public:
       synthetic.vocabSize = reader.integer(spec, "vocab_size", 0);
       synthetic.seed = uint64_t(reader.integer(spec, "seed", 0));
     } else {
-      reader.error(spec.loc, "unknown data type '" + plan.type + "' in '" +
-                                 key + "'; expected idx, tokens or synthetic");
+      reader.error(
+          spec.loc,
+          "unknown data type '" + plan.type + "' in '" + key +
+              "'; expected idx, tokens, image_folder, mds or synthetic");
     }
     plan.limit = reader.get(spec, "limit");
     plan.limitCount = reader.integer(spec, "limit", 0);
@@ -314,14 +332,26 @@ public:
     if (plan.type == "tokens")
       return openTokenFile(plan.path->scalar, plan.sequenceLength,
                            plan.tokenBytes);
+    if (plan.type == "image_folder") {
+      std::string root = plan.root ? plan.root->scalar : "";
+      if (plan.index)
+        return openImageList(plan.index->scalar, root);
+      return openImageFolder(root);
+    }
+    if (plan.type == "mds")
+      return openMds(plan.path->scalar, plan.inputColumn, plan.targetColumn);
     return makeSynthetic(plan.synthetic);
   }
 
   std::shared_ptr<DataLoader> loadData(const DataPlan &plan) {
     std::shared_ptr<const Dataset> dataset;
-    const RecipeValue *blame = plan.type == "idx"      ? plan.images
-                               : plan.type == "tokens" ? plan.path
-                                                       : plan.node;
+    const RecipeValue *blame = plan.node;
+    if (plan.type == "idx")
+      blame = plan.images;
+    else if (plan.type == "tokens" || plan.type == "mds")
+      blame = plan.path;
+    else if (plan.type == "image_folder")
+      blame = plan.index ? plan.index : plan.root;
     try {
       dataset = openDataset(plan);
     } catch (const std::exception &e) {
@@ -499,6 +529,8 @@ loadRecipe(const std::string &recipePath,
     if (*plan) {
       (*plan)->options.rank = env.rank;
       (*plan)->options.worldSize = env.worldSize;
+      // uint8 images cross to an accelerator and are normalized there.
+      (*plan)->options.transforms.normalizeOnDevice = !config.device.is_cpu();
     }
   if (!trainPlan && !reader.failed())
     reader.error(root.loc, "missing required key 'train_data'");

@@ -156,7 +156,8 @@ void RecipeReader::reportUnknown(const RecipeValue &value,
     return;
   for (const RecipeValue::Entry &entry : value.entries) {
     std::string where = path.empty() ? entry.key : path + "." + entry.key;
-    if (!entry.used) {
+    // `key: null` unsets a key: an override can take one out of a recipe.
+    if (!entry.used && !entry.value.isNull()) {
       std::vector<std::string> known = value.asked;
       llvm::sort(known);
       known.erase(std::unique(known.begin(), known.end()), known.end());
