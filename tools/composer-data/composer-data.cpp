@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "composer/Runtime/ImageCodec.h"
+#include "composer/Runtime/ImageFolder.h"
 #include "composer/Runtime/Mds.h"
 
 #include <algorithm>
@@ -71,64 +72,28 @@ struct FolderImage {
 struct Folder {
   std::vector<std::string> classes;
   std::vector<FolderImage> images;
+  int64_t notImages = 0;
 };
 
-bool hasImageExtension(const fs::path &path) {
-  // torchvision's IMG_EXTENSIONS, compared in lower case.
-  static const char *extensions[] = {".jpg", ".jpeg", ".png",  ".ppm", ".bmp",
-                                     ".pgm", ".tif",  ".tiff", ".webp"};
-  std::string ext = path.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  for (const char *e : extensions)
-    if (ext == e)
-      return true;
-  return false;
-}
-
-/// Lists ROOT as torchvision's ImageFolder does: classes are ROOT's
-/// subdirectories in sorted order, images every file with an image extension
-/// under each, in sorted order of directory then name, links followed.
+/// ROOT as torchvision's ImageFolder lists it (openImageFolder). Images in
+/// formats an MDS image column cannot hold are an error, not left out.
 Folder listImageFolder(const fs::path &root) {
-  std::error_code ec;
-  if (!fs::is_directory(root, ec))
-    throw InputError(root.string() + ": not a directory");
-  Folder folder;
-  for (const fs::directory_entry &e : fs::directory_iterator(root, ec))
-    if (e.is_directory())
-      folder.classes.push_back(e.path().filename().string());
-  if (ec)
-    throw InputError(root.string() + ": cannot list: " + ec.message());
-  std::sort(folder.classes.begin(), folder.classes.end());
-  if (folder.classes.empty())
-    throw InputError(root.string() +
-                     ": no class directories (expected ROOT/CLASS/IMAGE)");
-  for (size_t label = 0; label < folder.classes.size(); ++label) {
-    std::vector<fs::path> files;
-    fs::path dir = root / folder.classes[label];
-    for (auto it = fs::recursive_directory_iterator(
-             dir, fs::directory_options::follow_directory_symlink, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-      if (it->is_regular_file() && hasImageExtension(it->path()))
-        files.push_back(it->path());
-    if (ec)
-      throw InputError(dir.string() + ": cannot list: " + ec.message());
-    // os.walk sorted by directory, then names sorted within it.
-    std::sort(files.begin(), files.end(),
-              [](const fs::path &a, const fs::path &b) {
-                std::string da = a.parent_path().string();
-                std::string db = b.parent_path().string();
-                if (da != db)
-                  return da < db;
-                return a.filename().string() < b.filename().string();
-              });
-    for (fs::path &f : files)
-      folder.images.push_back({std::move(f), int64_t(label)});
+  std::shared_ptr<const ImageFolderDataset> dataset;
+  try {
+    dataset = openImageFolder(root.string());
+  } catch (const std::exception &e) {
+    throw InputError(e.what());
   }
-  if (folder.images.empty())
-    throw InputError(root.string() + ": no images in its " +
-                     std::to_string(folder.classes.size()) +
-                     " class directories");
+  if (int64_t n = dataset->stats().unsupportedImages)
+    throw InputError(root.string() + ": " + std::to_string(n) + " image" +
+                     (n == 1 ? " is" : "s are") +
+                     " bmp, tif, webp or ppm; MDS image columns hold jpeg "
+                     "or png: convert them");
+  Folder folder;
+  folder.classes = dataset->classes();
+  folder.notImages = dataset->stats().notImages;
+  for (const ImageFolderDataset::Entry &e : dataset->entries())
+    folder.images.push_back({e.path, e.label});
   return folder;
 }
 
@@ -436,6 +401,9 @@ int inspectFolder(const std::string &dir) {
   for (size_t c = 0; c < folder.classes.size(); ++c)
     std::cout << "  " << c << ": " << quoted(folder.classes[c]) << ", "
               << counts[c] << " images\n";
+  if (folder.notImages)
+    std::cout << "skipped: " << folder.notImages << " file"
+              << (folder.notImages == 1 ? "" : "s") << " not an image\n";
   const FolderImage &image = folder.images.front();
   std::string bytes = readFile(image.path);
   std::cout << "sample 0 (" << image.path.string() << "):\n";
