@@ -19,6 +19,8 @@
 #include "composer/Runtime/ImageFolder.h"
 #include "composer/Runtime/Mds.h"
 
+#include "Measure.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -48,7 +50,10 @@ const char *usage =
     "usage: composer-data mds-from-folder ROOT OUT [--shard-size SIZE]\n"
     "                     [--compression zstd|zstd:N|none] "
     "[--hashes NAME,...]\n"
-    "       composer-data inspect DIR\n";
+    "       composer-data inspect DIR\n"
+    "       composer-data throughput ROOT [--size N] [--batch-size B] "
+    "[--workers W] [--batches K]\n"
+    "       composer-data decode FILE --out RAW\n";
 
 std::string readFile(const fs::path &path) {
   std::ifstream in(path, std::ios::binary);
@@ -225,6 +230,8 @@ int mdsFromFolder(const std::vector<std::string> &args) {
 
   // Write beside OUT (same file system, so the rename is atomic).
   fs::path parent = fs::absolute(out, ec).parent_path();
+  // Missing parent folders are made, as MDSWriter's makedirs does.
+  fs::create_directories(parent, ec);
   std::string pattern =
       (parent / ("." + out.filename().string() + ".tmp-XXXXXX")).string();
   if (!mkdtemp(pattern.data()))
@@ -439,8 +446,15 @@ int main(int argc, char **argv) {
       return mdsFromFolder(args);
     if (command == "inspect")
       return inspect(args);
+    if (command == "throughput")
+      return composer::data::throughput(args);
+    if (command == "decode")
+      return composer::data::decode(args);
     throw UsageError("unknown command '" + command + "'");
   } catch (const UsageError &e) {
+    std::cerr << "composer-data: " << e.what() << "\n" << usage;
+    return 2;
+  } catch (const std::invalid_argument &e) {
     std::cerr << "composer-data: " << e.what() << "\n" << usage;
     return 2;
   } catch (const std::exception &e) {

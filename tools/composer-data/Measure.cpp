@@ -1,0 +1,110 @@
+//===- Measure.cpp - composer-data's measuring commands -------------------===//
+
+#include "Measure.h"
+
+#include "composer/Runtime/Data.h"
+#include "composer/Runtime/ImageCodec.h"
+#include "composer/Runtime/ImageFolder.h"
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+using namespace composer::runtime;
+
+namespace composer::data {
+namespace {
+
+int64_t positive(const std::string &option, const std::string &text) {
+  size_t used = 0;
+  int64_t value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception &) {
+  }
+  if (used != text.size() || value <= 0)
+    throw std::invalid_argument(option + " takes a positive integer, got '" +
+                                text + "'");
+  return value;
+}
+
+} // namespace
+
+int throughput(const std::vector<std::string> &args) {
+  std::string root;
+  int64_t size = 224, batchSize = 64, workers = 1, batches = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &arg = args[i];
+    if (arg.rfind("--", 0) != 0) {
+      if (!root.empty())
+        throw std::invalid_argument("throughput takes one ROOT");
+      root = arg;
+      continue;
+    }
+    if (i + 1 >= args.size())
+      throw std::invalid_argument(arg + " needs a value");
+    const std::string &value = args[++i];
+    if (arg == "--size")
+      size = positive(arg, value);
+    else if (arg == "--batch-size")
+      batchSize = positive(arg, value);
+    else if (arg == "--workers")
+      workers = value == "0" ? 0 : positive(arg, value);
+    else if (arg == "--batches")
+      batches = positive(arg, value);
+    else
+      throw std::invalid_argument("unknown option " + arg);
+  }
+  if (root.empty())
+    throw std::invalid_argument("throughput takes ROOT, an image folder");
+
+  // What the ImageNet training recipes do per image, into uint8 batches
+  // (normalization waits for the device).
+  DataLoaderOptions options;
+  options.batchSize = batchSize;
+  options.numWorkers = int(workers);
+  options.dropLast = true;
+  options.transforms.randomResizedCrop = RandomResizedCrop{size, size};
+  options.transforms.horizontalFlip = true;
+  options.transforms.normalizeOnDevice = true;
+  // The clock starts before the folder is listed, as a torchvision run's
+  // starts at its ImageFolder.
+  auto start = std::chrono::steady_clock::now();
+  DataLoader loader(openImageFolder(root), options);
+  if (batches == 0)
+    batches = loader.batchesPerEpoch();
+  int64_t images = 0;
+  for (int64_t epoch = 0; images < batches * batchSize; ++epoch) {
+    loader.startEpoch(epoch);
+    while (images < batches * batchSize) {
+      std::optional<Batch> batch = loader.next();
+      if (!batch)
+        break;
+      images += batch->size();
+    }
+  }
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  std::cout << "images: " << images << "\nseconds: " << seconds
+            << "\nimages_per_second: " << double(images) / seconds << "\n";
+  return 0;
+}
+
+int decode(const std::vector<std::string> &args) {
+  if (args.size() != 3 || args[1] != "--out")
+    throw std::invalid_argument("decode takes FILE --out RAW");
+  std::string bytes = readFileBytes(args[0]);
+  torch::Tensor image = decodeImage(bytes.data(), bytes.size(), args[0]);
+  torch::Tensor hwc = image.permute({1, 2, 0}).contiguous();
+  std::ofstream out(args[2], std::ios::binary);
+  out.write(static_cast<const char *>(hwc.data_ptr()),
+            std::streamsize(hwc.numel()));
+  if (!out)
+    throw std::runtime_error(args[2] + ": cannot write");
+  std::cout << image.size(1) << " " << image.size(2) << "\n";
+  return 0;
+}
+
+} // namespace composer::data
