@@ -314,10 +314,12 @@ public:
       transforms.randomResizedCrop = crop;
     }
     const RecipeValue *resize = reader.get(spec, "resize");
-    transforms.resizeShorter = imageSize(spec, "resize")[0];
-    if (resize && resize->kind == RecipeValue::Kind::Sequence)
-      reader.error(resize->loc, "'resize' takes one number, the shorter "
-                                "side; use center_crop for [H, W]");
+    transforms.resizeShorter = reader.integer(spec, "resize", 0);
+    if (resize &&
+        (resize->kind != RecipeValue::Kind::Scalar ||
+         transforms.resizeShorter <= 0 || transforms.resizeShorter > (1 << 16)))
+      reader.error(resize->loc, "'resize' takes one positive number, the "
+                                "shorter side; use center_crop for [H, W]");
     auto [ch, cw] = imageSize(spec, "center_crop");
     transforms.centerCropHeight = ch;
     transforms.centerCropWidth = cw;
