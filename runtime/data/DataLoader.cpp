@@ -250,7 +250,14 @@ torch::Tensor imageBatch(const std::vector<const uint8_t *> &rows, int64_t c,
           }
           const uint8_t *srcRow = in + ch * plane + srcY * w;
           std::fill(row, row + x0, fill);
-          if (flip) {
+          if constexpr (!kNormalize) {
+            // The identity table: copy the bytes.
+            if (flip)
+              std::reverse_copy(srcRow + (w - x1 + sx), srcRow + (w - x0 + sx),
+                                row + x0);
+            else
+              std::memcpy(row + x0, srcRow + x0 + sx, size_t(x1 - x0));
+          } else if (flip) {
             const uint8_t *s = srcRow + (w - 1 + sx);
             for (int64_t x = x0; x < x1; ++x)
               row[x] = table[s[-x]];

@@ -234,9 +234,12 @@ DecodedRows decodeJpegRegion(JpegReader &reader, const std::string &name,
 }
 
 /// The DCT scale n/8 for a cut: the smallest n whose scaled region has at
-/// least the output's pixels both ways.
+/// least the output's pixels both ways, among 1, 2, 4 and 8. libjpeg-turbo
+/// has SIMD inverse DCTs only for those; the others (3/8, 5/8, 6/8, 7/8, and
+/// the 12x12 or 14x14 ones their subsampled chroma needs) run in plain C,
+/// slower than a full-scale decode.
 int scaleFor(const ImageCut &cut) {
-  for (int n = 1; n < 8; ++n)
+  for (int n = 1; n < 8; n *= 2)
     if (cut.height * n >= cut.outHeight * 8 &&
         cut.width * n >= cut.outWidth * 8)
       return n;

@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 namespace fs = std::filesystem;
 
@@ -57,14 +56,17 @@ void walkSorted(const fs::path &dir, std::vector<std::string> &files) {
 } // namespace
 
 std::string readFileBytes(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in)
     throw DataError(path + ": cannot open file");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad())
+  std::streamoff size = in.tellg();
+  if (size < 0)
+    throw DataError(path + ": cannot determine the file size");
+  std::string bytes(size_t(size), '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), std::streamsize(size)))
     throw DataError(path + ": read error");
-  return std::move(bytes).str();
+  return bytes;
 }
 
 ImageFolderDataset::ImageFolderDataset(std::vector<Entry> entries,
