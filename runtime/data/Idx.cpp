@@ -120,7 +120,7 @@ std::shared_ptr<TensorDataset> loadIdx(const std::string &imagesPath,
       images.fail("image dimensions overflow");
     numImages = n;
     inputs = torch::empty({int64_t(n), 1, int64_t(rows), int64_t(cols)},
-                                  torch::kUInt8);
+                          torch::kUInt8);
     images.readData(inputs, "image data");
   }
   {

@@ -1149,8 +1149,7 @@ TEST(ImageDatasetTest, ResizeThenCenterCropAsTorchvision) {
     int64_t top = int64_t(std::nearbyint((rh - 6) / 2.0));
     int64_t left = int64_t(std::nearbyint((rw - 4) / 2.0));
     torch::Tensor want =
-        resized.narrow(1, top, 6).narrow(2, left, 4).to(torch::kFloat) /
-        255.0;
+        resized.narrow(1, top, 6).narrow(2, left, 4).to(torch::kFloat) / 255.0;
     EXPECT_TRUE(torch::equal(b.input[i], want)) << i;
   }
 }

@@ -142,8 +142,8 @@ TrainerConfig gyroConfig(const std::string &folder) {
   DataLoaderOptions options;
   options.batchSize = 16;
   options.seed = 5;
-  config.trainLoader = std::make_shared<DataLoader>(
-      makeSynthetic(spec), options);
+  config.trainLoader =
+      std::make_shared<DataLoader>(makeSynthetic(spec), options);
   config.optimizer.name = "sgd";
   config.optimizer.lr = 0.1;
   config.maxDuration = parseTime("3ep");
