@@ -114,6 +114,9 @@ TEST(ImageCodecTest, ScaledRegionDecodeStaysCloseToPilsCropAndResize) {
         return ImageCut{60, 100, 240, 320, 60, 80};
       });
   EXPECT_EQ(calls, 1);
+  EXPECT_EQ(jpegScaleForCut({60, 100, 240, 320, 60, 80}), 2);
+  EXPECT_EQ(jpegScaleForCut({0, 0, 240, 320, 61, 80}), 4); // not 3: no SIMD
+  EXPECT_EQ(jpegScaleForCut({0, 0, 240, 320, 200, 80}), 8);
   ASSERT_EQ(cut.sizes(), (std::vector<int64_t>{3, 60, 80}));
   std::string raw = readAll(testImages() + "big_cut.rgb");
   torch::Tensor want = torch::from_blob(raw.data(), {60, 80, 3}, torch::kUInt8)

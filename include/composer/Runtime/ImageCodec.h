@@ -39,15 +39,16 @@ torch::Tensor decodeImage(const void *data, size_t size,
 
 /// Decodes the cut `plan` chooses from the image's size to RGB uint8
 /// [3, outHeight, outWidth]. A JPEG is decoded at the smallest DCT scale
-/// (1/8 .. 8/8) whose scaled region still has at least the output's pixels
-/// in each direction, and only the region's rows and columns
+/// (jpegScaleForCut) whose scaled region still has at least the output's
+/// pixels in each direction, and only the region's rows and columns
 /// (jpeg_crop_scanline, jpeg_skip_scanlines) are decoded.
 torch::Tensor decodeImageCut(const void *data, size_t size,
                              const std::string &name,
                              const ImageCutPlanner &plan);
 
 /// The DCT scale numerator n (scale n/8) that decodeImageCut decodes a JPEG
-/// at for `cut`: the smallest whose scaled region covers the output.
+/// at for `cut`: the smallest of 1, 2, 4 and 8 whose scaled region covers
+/// the output.
 int jpegScaleForCut(const ImageCut &cut);
 
 } // namespace composer::runtime
