@@ -15,11 +15,16 @@ namespace fs = std::filesystem;
 namespace composer::runtime {
 namespace {
 
-/// torchvision's IMG_EXTENSIONS, lower case.
-bool hasImageExtension(const std::string &name) {
+std::string lowerExtension(const std::string &name) {
   std::string ext = fs::path(name).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(),
                  [](unsigned char c) { return std::tolower(c); });
+  return ext;
+}
+
+/// torchvision's IMG_EXTENSIONS.
+bool hasImageExtension(const std::string &name) {
+  std::string ext = lowerExtension(name);
   for (const char *known : {".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm",
                             ".tif", ".tiff", ".webp"})
     if (ext == known)
@@ -28,9 +33,7 @@ bool hasImageExtension(const std::string &name) {
 }
 
 bool isDecodable(const std::string &name) {
-  std::string ext = fs::path(name).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
+  std::string ext = lowerExtension(name);
   return ext == ".jpg" || ext == ".jpeg" || ext == ".png";
 }
 

@@ -55,34 +55,14 @@ const char *usage =
     "[--workers W] [--batches K]\n"
     "       composer-data decode FILE --out RAW\n";
 
-std::string readFile(const fs::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError(path.string() + ": cannot read");
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad())
-    throw InputError(path.string() + ": cannot read");
-  return s.str();
-}
-
 //===----------------------------------------------------------------------===//
 // Image folders
 //===----------------------------------------------------------------------===//
 
-struct FolderImage {
-  fs::path path;
-  int64_t label;
-};
-struct Folder {
-  std::vector<std::string> classes;
-  std::vector<FolderImage> images;
-  int64_t notImages = 0;
-};
-
 /// ROOT as torchvision's ImageFolder lists it (openImageFolder). Images in
 /// formats an MDS image column cannot hold are an error, not left out.
-Folder listImageFolder(const fs::path &root) {
+std::shared_ptr<const ImageFolderDataset>
+listImageFolder(const fs::path &root) {
   std::shared_ptr<const ImageFolderDataset> dataset;
   try {
     dataset = openImageFolder(root.string());
@@ -94,12 +74,7 @@ Folder listImageFolder(const fs::path &root) {
                      (n == 1 ? " is" : "s are") +
                      " bmp, tif, webp or ppm; MDS image columns hold jpeg "
                      "or png: convert them");
-  Folder folder;
-  folder.classes = dataset->classes();
-  folder.notImages = dataset->stats().notImages;
-  for (const ImageFolderDataset::Entry &e : dataset->entries())
-    folder.images.push_back({e.path, e.label});
-  return folder;
+  return dataset;
 }
 
 const char *formatName(ImageFormat f) {
@@ -204,23 +179,23 @@ int mdsFromFolder(const std::vector<std::string> &args) {
                      ": already exists and is not an empty directory");
 
   // One encoding per column: every image must be JPEG, or every one PNG.
-  Folder folder = listImageFolder(root);
+  auto folder = listImageFolder(root);
   ImageFormat format = ImageFormat::Unknown;
   fs::path first;
-  for (const FolderImage &image : folder.images) {
+  for (const ImageFolderDataset::Entry &image : folder->entries()) {
     char magic[16] = {};
     std::ifstream in(image.path, std::ios::binary);
     in.read(magic, sizeof(magic));
     ImageFormat f = sniffImageFormat(magic, size_t(in.gcount()));
     if (f == ImageFormat::Unknown)
-      throw InputError(image.path.string() +
+      throw InputError(image.path +
                        ": not a JPEG or PNG file (MDS image columns hold "
                        "jpeg or png; convert it)");
     if (format == ImageFormat::Unknown) {
       format = f;
       first = image.path;
     } else if (f != format) {
-      throw InputError(image.path.string() + ": is " + formatName(f) + " but " +
+      throw InputError(image.path + ": is " + formatName(f) + " but " +
                        first.string() + " is " + formatName(format) +
                        "; an MDS column has one encoding: convert the "
                        "images to one format");
@@ -239,11 +214,11 @@ int mdsFromFolder(const std::vector<std::string> &args) {
   TempDir tmp{pattern};
   {
     MdsWriter writer(tmp.path.string(), options);
-    for (const FolderImage &image : folder.images) {
-      std::string bytes = readFile(image.path);
+    for (const ImageFolderDataset::Entry &image : folder->entries()) {
+      std::string bytes = readFileBytes(image.path);
       // A file that does not parse would fail every epoch: stop here.
       try {
-        readImageInfo(bytes.data(), bytes.size(), image.path.string());
+        readImageInfo(bytes.data(), bytes.size(), image.path);
       } catch (const std::exception &e) {
         throw InputError(e.what());
       }
@@ -265,7 +240,7 @@ int mdsFromFolder(const std::vector<std::string> &args) {
   quick.verifyHashes = false;
   MdsReader written(out.string(), quick);
   std::cout << "wrote " << written.size() << " images of "
-            << folder.classes.size() << " classes (" << formatName(format)
+            << folder->classes().size() << " classes (" << formatName(format)
             << ") in " << written.shards().size() << " shard"
             << (written.shards().size() == 1 ? "" : "s") << " to "
             << out.string() << "\n";
@@ -398,23 +373,24 @@ int inspectMds(const std::string &dir) {
 }
 
 int inspectFolder(const std::string &dir) {
-  Folder folder = listImageFolder(dir);
+  auto folder = listImageFolder(dir);
   std::cout << "image folder: " << dir << "\n";
-  std::cout << "samples: " << folder.images.size() << "\n";
-  std::cout << "classes: " << folder.classes.size() << "\n";
-  std::vector<int64_t> counts(folder.classes.size());
-  for (const FolderImage &image : folder.images)
+  std::cout << "samples: " << folder->entries().size() << "\n";
+  std::cout << "classes: " << folder->classes().size() << "\n";
+  std::vector<int64_t> counts(folder->classes().size());
+  for (const ImageFolderDataset::Entry &image : folder->entries())
     ++counts[image.label];
-  for (size_t c = 0; c < folder.classes.size(); ++c)
-    std::cout << "  " << c << ": " << quoted(folder.classes[c]) << ", "
+  for (size_t c = 0; c < folder->classes().size(); ++c)
+    std::cout << "  " << c << ": " << quoted(folder->classes()[c]) << ", "
               << counts[c] << " images\n";
-  if (folder.notImages)
-    std::cout << "skipped: " << folder.notImages << " file"
-              << (folder.notImages == 1 ? "" : "s") << " not an image\n";
-  const FolderImage &image = folder.images.front();
-  std::string bytes = readFile(image.path);
-  std::cout << "sample 0 (" << image.path.string() << "):\n";
-  std::cout << "  image: " << imageSummary(bytes, image.path.string()) << "\n";
+  if (folder->stats().notImages)
+    std::cout << "skipped: " << folder->stats().notImages << " file"
+              << (folder->stats().notImages == 1 ? "" : "s")
+              << " not an image\n";
+  const ImageFolderDataset::Entry &image = folder->entries().front();
+  std::string bytes = readFileBytes(image.path);
+  std::cout << "sample 0 (" << image.path << "):\n";
+  std::cout << "  image: " << imageSummary(bytes, image.path) << "\n";
   std::cout << "  label: " << image.label << "\n";
   return 0;
 }
