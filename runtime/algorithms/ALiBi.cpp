@@ -57,7 +57,7 @@ private:
   double scaling_;
 };
 
-const AlgorithmRegistration<Alibi, AlibiOptions> registration(
+const AlgorithmRegistration<Alibi, AlibiOptions> alibiRegistration(
     "alibi", {{"train_sequence_length_scaling",
                &AlibiOptions::trainSequenceLengthScaling,
                "fraction of each training sequence kept (its first tokens)"}});

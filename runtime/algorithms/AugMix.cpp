@@ -109,16 +109,15 @@ public:
       : SampleTransformAlgorithm(makeAugMix(options)) {}
 };
 
-using Options = AugMixOptions;
-const AlgorithmRegistration<AugMix, Options> registration(
+const AlgorithmRegistration<AugMix, AugMixOptions> augMixRegistration(
     "augmix",
-    {{"severity", &Options::severity, "intensity of each op, 0 to 10"},
-     {"depth", &Options::depth,
+    {{"severity", &AugMixOptions::severity, "intensity of each op, 0 to 10"},
+     {"depth", &AugMixOptions::depth,
       "ops per chain; -1 (any value below 1): 1 to 3 at random"},
-     {"width", &Options::width, "chains mixed per image"},
-     {"alpha", &Options::alpha,
+     {"width", &AugMixOptions::width, "chains mixed per image"},
+     {"alpha", &AugMixOptions::alpha,
       "Dirichlet weights of the chains and Beta weight of the mix"},
-     {"augmentation_set", &Options::augmentationSet,
+     {"augmentation_set", &AugMixOptions::augmentationSet,
       "'all', 'safe' (no color, contrast, brightness, sharpness) or "
       "'original' (those four with AugMix's original intensities)"}});
 

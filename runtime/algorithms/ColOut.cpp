@@ -119,7 +119,7 @@ private:
   bool batch_;
 };
 
-const AlgorithmRegistration<ColOut, ColOutOptions> registration(
+const AlgorithmRegistration<ColOut, ColOutOptions> colOutRegistration(
     "colout",
     {{"p_row", &ColOutOptions::pRow, "fraction of rows dropped"},
      {"p_col", &ColOutOptions::pCol, "fraction of columns dropped"},

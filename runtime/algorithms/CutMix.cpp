@@ -66,12 +66,11 @@ private:
   double alpha_;
 };
 
-const AlgorithmRegistration<CutMix, CutMixOptions>
-    registration("cutmix",
-                 {{"alpha", &CutMixOptions::alpha,
-                   "the box's area ratio is drawn from Beta(alpha, alpha)"},
-                  {"interpolate_loss", &CutMixOptions::interpolateLoss,
-                   "mix the losses against both targets, not the targets"}});
+const AlgorithmRegistration<CutMix, CutMixOptions> cutMixRegistration(
+    "cutmix", {{"alpha", &CutMixOptions::alpha,
+                "the box's area ratio is drawn from Beta(alpha, alpha)"},
+               {"interpolate_loss", &CutMixOptions::interpolateLoss,
+                "mix the losses against both targets, not the targets"}});
 
 } // namespace
 } // namespace composer::runtime

@@ -70,12 +70,11 @@ private:
   double length_;
 };
 
-const AlgorithmRegistration<CutOut, CutOutOptions>
-    registration("cutout",
-                 {{"num_holes", &CutOutOptions::numHoles, "squares per image"},
-                  {"length", &CutOutOptions::length,
-                   "side of a square: a fraction of the shorter side if < 1, "
-                   "else pixels"}});
+const AlgorithmRegistration<CutOut, CutOutOptions> cutOutRegistration(
+    "cutout", {{"num_holes", &CutOutOptions::numHoles, "squares per image"},
+               {"length", &CutOutOptions::length,
+                "side of a square: a fraction of the shorter side if < 1, "
+                "else pixels"}});
 
 } // namespace
 } // namespace composer::runtime

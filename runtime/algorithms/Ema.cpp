@@ -203,10 +203,10 @@ private:
 };
 
 const AlgorithmRegistration<Ema, EmaOptions>
-    registration("ema", {{"half_life", &EmaOptions::halfLife,
-                          "smoothing is 2^(-update_interval / half_life)"},
-                         {"update_interval", &EmaOptions::updateInterval,
-                          "how often the average is updated"}});
+    emaRegistration("ema", {{"half_life", &EmaOptions::halfLife,
+                             "smoothing is 2^(-update_interval / half_life)"},
+                            {"update_interval", &EmaOptions::updateInterval,
+                             "how often the average is updated"}});
 
 } // namespace
 } // namespace composer::runtime

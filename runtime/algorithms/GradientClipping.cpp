@@ -99,14 +99,15 @@ private:
   double threshold_;
 };
 
-using Options = GradientClippingOptions;
-const AlgorithmRegistration<GradientClipping, Options> registration(
-    "gradient_clipping",
-    {{"clipping_type", &Options::type, "'norm', 'value' or 'adaptive'",
-      /*required=*/true},
-     {"clipping_threshold", &Options::threshold,
-      "the largest total norm, element or ratio to the weight's norm",
-      /*required=*/true}});
+const AlgorithmRegistration<GradientClipping, GradientClippingOptions>
+    gradientClippingRegistration(
+        "gradient_clipping",
+        {{"clipping_type", &GradientClippingOptions::type,
+          "'norm', 'value' or 'adaptive'",
+          /*required=*/true},
+         {"clipping_threshold", &GradientClippingOptions::threshold,
+          "the largest total norm, element or ratio to the weight's norm",
+          /*required=*/true}});
 
 } // namespace
 } // namespace composer::runtime

@@ -69,11 +69,12 @@ private:
 };
 
 const AlgorithmRegistration<GyroDropout, GyroDropoutOptions>
-    registration("gyro_dropout",
-                 {{"period", &GyroDropoutOptions::period,
-                   "training steps between re-selections of the active "
-                   "masks (default: composer-opt's period if it set one, "
-                   "else one epoch)"}});
+    gyroDropoutRegistration(
+        "gyro_dropout",
+        {{"period", &GyroDropoutOptions::period,
+          "training steps between re-selections of the active "
+          "masks (default: composer-opt's period if it set one, "
+          "else one epoch)"}});
 
 } // namespace
 } // namespace composer::runtime

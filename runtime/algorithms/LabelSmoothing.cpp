@@ -54,9 +54,10 @@ private:
 };
 
 const AlgorithmRegistration<LabelSmoothing, LabelSmoothingOptions>
-    registration("label_smoothing",
-                 {{"smoothing", &LabelSmoothingOptions::smoothing,
-                   "weight e of the uniform distribution in y(1-e) + e/K"}});
+    labelSmoothingRegistration(
+        "label_smoothing",
+        {{"smoothing", &LabelSmoothingOptions::smoothing,
+          "weight e of the uniform distribution in y(1-e) + e/K"}});
 
 } // namespace
 } // namespace composer::runtime

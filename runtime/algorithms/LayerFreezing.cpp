@@ -140,11 +140,12 @@ private:
 };
 
 const AlgorithmRegistration<LayerFreezing, LayerFreezingOptions>
-    registration("layer_freezing",
-                 {{"freeze_start", &LayerFreezingOptions::freezeStart,
-                   "fraction of the run before the first layer is frozen"},
-                  {"freeze_level", &LayerFreezingOptions::freezeLevel,
-                   "fraction of the layers frozen at the end of the run"}});
+    layerFreezingRegistration(
+        "layer_freezing",
+        {{"freeze_start", &LayerFreezingOptions::freezeStart,
+          "fraction of the run before the first layer is frozen"},
+         {"freeze_level", &LayerFreezingOptions::freezeLevel,
+          "fraction of the layers frozen at the end of the run"}});
 
 } // namespace
 } // namespace composer::runtime

@@ -51,12 +51,11 @@ private:
   double alpha_;
 };
 
-const AlgorithmRegistration<MixUp, MixUpOptions>
-    registration("mixup",
-                 {{"alpha", &MixUpOptions::alpha,
-                   "l = max(z, 1-z), z ~ Beta(alpha, alpha); 0: no mixing"},
-                  {"interpolate_loss", &MixUpOptions::interpolateLoss,
-                   "mix the losses against both targets, not the targets"}});
+const AlgorithmRegistration<MixUp, MixUpOptions> mixUpRegistration(
+    "mixup", {{"alpha", &MixUpOptions::alpha,
+               "l = max(z, 1-z), z ~ Beta(alpha, alpha); 0: no mixing"},
+              {"interpolate_loss", &MixUpOptions::interpolateLoss,
+               "mix the losses against both targets, not the targets"}});
 
 } // namespace
 } // namespace composer::runtime

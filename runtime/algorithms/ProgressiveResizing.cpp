@@ -115,18 +115,19 @@ private:
   bool crop_;
 };
 
-using Options = ProgressiveResizingOptions;
-const AlgorithmRegistration<ProgressiveResizing, Options> registration(
-    "progressive_resizing",
-    {{"initial_scale", &Options::initialScale, "scale of the first batches"},
-     {"delay_fraction", &Options::delayFraction,
-      "fraction of the run at the initial scale"},
-     {"finetune_fraction", &Options::finetuneFraction,
-      "fraction of the run at full size, at the end"},
-     {"size_increment", &Options::sizeIncrement,
-      "sides are rounded down to a multiple of this"},
-     {"mode", &Options::mode,
-      "'resize' (bilinear) or 'crop' (at a random position)"}});
+const AlgorithmRegistration<ProgressiveResizing, ProgressiveResizingOptions>
+    progressiveResizingRegistration(
+        "progressive_resizing",
+        {{"initial_scale", &ProgressiveResizingOptions::initialScale,
+          "scale of the first batches"},
+         {"delay_fraction", &ProgressiveResizingOptions::delayFraction,
+          "fraction of the run at the initial scale"},
+         {"finetune_fraction", &ProgressiveResizingOptions::finetuneFraction,
+          "fraction of the run at full size, at the end"},
+         {"size_increment", &ProgressiveResizingOptions::sizeIncrement,
+          "sides are rounded down to a multiple of this"},
+         {"mode", &ProgressiveResizingOptions::mode,
+          "'resize' (bilinear) or 'crop' (at a random position)"}});
 
 } // namespace
 } // namespace composer::runtime

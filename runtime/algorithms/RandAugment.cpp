@@ -61,14 +61,15 @@ public:
       : SampleTransformAlgorithm(makeRandAugment(options)) {}
 };
 
-using Options = RandAugmentOptions;
-const AlgorithmRegistration<RandAugment, Options> registration(
-    "randaugment",
-    {{"severity", &Options::severity, "intensity of each op, 0 to 10"},
-     {"depth", &Options::depth, "ops applied to each image"},
-     {"augmentation_set", &Options::augmentationSet,
-      "'all', 'safe' (no color, contrast, brightness, sharpness) or "
-      "'original' (those four with AugMix's original intensities)"}});
+const AlgorithmRegistration<RandAugment, RandAugmentOptions>
+    randAugmentRegistration(
+        "randaugment",
+        {{"severity", &RandAugmentOptions::severity,
+          "intensity of each op, 0 to 10"},
+         {"depth", &RandAugmentOptions::depth, "ops applied to each image"},
+         {"augmentation_set", &RandAugmentOptions::augmentationSet,
+          "'all', 'safe' (no color, contrast, brightness, sharpness) or "
+          "'original' (those four with AugMix's original intensities)"}});
 
 } // namespace
 } // namespace composer::runtime

@@ -121,7 +121,7 @@ private:
   int64_t interval_;
 };
 
-const AlgorithmRegistration<Sam, SamOptions> registration(
+const AlgorithmRegistration<Sam, SamOptions> samRegistration(
     "sam",
     {{"rho", &SamOptions::rho, "radius of the ascent step e = rho g / |g|"},
      {"epsilon", &SamOptions::epsilon, "added to |g| in the ascent step"},

@@ -132,16 +132,19 @@ private:
   SelectiveBackpropOptions options_;
 };
 
-using Options = SelectiveBackpropOptions;
-const AlgorithmRegistration<SelectiveBackprop, Options> registration(
-    "selective_backprop",
-    {{"start", &Options::start, "fraction of the run where it starts"},
-     {"end", &Options::end, "fraction of the run where it stops"},
-     {"keep", &Options::keep, "fraction of each batch kept for backprop"},
-     {"scale_factor", &Options::scaleFactor,
-      "inputs are downscaled by this for the scoring forward"},
-     {"interrupt", &Options::interrupt,
-      "every this many batches one trains on the whole batch (0: none)"}});
+const AlgorithmRegistration<SelectiveBackprop, SelectiveBackpropOptions>
+    selectiveBackpropRegistration(
+        "selective_backprop",
+        {{"start", &SelectiveBackpropOptions::start,
+          "fraction of the run where it starts"},
+         {"end", &SelectiveBackpropOptions::end,
+          "fraction of the run where it stops"},
+         {"keep", &SelectiveBackpropOptions::keep,
+          "fraction of each batch kept for backprop"},
+         {"scale_factor", &SelectiveBackpropOptions::scaleFactor,
+          "inputs are downscaled by this for the scoring forward"},
+         {"interrupt", &SelectiveBackpropOptions::interrupt,
+          "every this many batches one trains on the whole batch (0: none)"}});
 
 } // namespace
 } // namespace composer::runtime

@@ -123,19 +123,23 @@ private:
   bool truncate_, preserveEnd_;
 };
 
-using Options = SeqLengthWarmupOptions;
-const AlgorithmRegistration<SeqLengthWarmup, Options> registration(
-    "seq_length_warmup",
-    {{"duration", &Options::duration,
-      "fraction of the run over which the length grows"},
-     {"min_seq_length", &Options::minSeqLength, "the first length"},
-     {"max_seq_length", &Options::maxSeqLength, "the length after warmup"},
-     {"step_size", &Options::stepSize, "the length grows in these steps"},
-     {"truncate", &Options::truncate,
-      "truncate sequences; false: reshape them into more, shorter ones"},
-     {"preserve_end_of_sequence", &Options::preserveEndOfSequence,
-      "a truncated sequence ends with its last token; ignored unless "
-      "truncate"}});
+const AlgorithmRegistration<SeqLengthWarmup, SeqLengthWarmupOptions>
+    seqLengthWarmupRegistration(
+        "seq_length_warmup",
+        {{"duration", &SeqLengthWarmupOptions::duration,
+          "fraction of the run over which the length grows"},
+         {"min_seq_length", &SeqLengthWarmupOptions::minSeqLength,
+          "the first length"},
+         {"max_seq_length", &SeqLengthWarmupOptions::maxSeqLength,
+          "the length after warmup"},
+         {"step_size", &SeqLengthWarmupOptions::stepSize,
+          "the length grows in these steps"},
+         {"truncate", &SeqLengthWarmupOptions::truncate,
+          "truncate sequences; false: reshape them into more, shorter ones"},
+         {"preserve_end_of_sequence",
+          &SeqLengthWarmupOptions::preserveEndOfSequence,
+          "a truncated sequence ends with its last token; ignored unless "
+          "truncate"}});
 
 } // namespace
 } // namespace composer::runtime

@@ -80,10 +80,11 @@ private:
 };
 
 const AlgorithmRegistration<StochasticDepth, StochasticDepthOptions>
-    registration("stochastic_depth",
-                 {{"drop_warmup", &StochasticDepthOptions::dropWarmup,
-                   "time over which the drop rates ramp up from 0 (default: "
-                   "the drop-warmup fraction composer-opt recorded)"}});
+    stochasticDepthRegistration(
+        "stochastic_depth",
+        {{"drop_warmup", &StochasticDepthOptions::dropWarmup,
+          "time over which the drop rates ramp up from 0 (default: "
+          "the drop-warmup fraction composer-opt recorded)"}});
 
 } // namespace
 } // namespace composer::runtime

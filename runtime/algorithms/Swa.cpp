@@ -291,7 +291,7 @@ private:
   double startLr_ = 0;
 };
 
-const AlgorithmRegistration<Swa, SwaOptions> registration(
+const AlgorithmRegistration<Swa, SwaOptions> swaRegistration(
     "swa", {{"swa_start", &SwaOptions::swaStart,
              "when averaging starts (dur, ep or ba)"},
             {"swa_end", &SwaOptions::swaEnd,

@@ -13,6 +13,7 @@
 #include <thread>
 
 using namespace composer::runtime;
+using composer::runtime::testutils::fire;
 using composer::runtime::testutils::StepRig;
 
 namespace {
@@ -28,14 +29,6 @@ State makeState(int64_t batchesPerEpoch = 10, double epochs = 10,
   state.timestamp.epoch = batch / batchesPerEpoch;
   state.seed = 17;
   return state;
-}
-
-/// Runs `event` through `algorithm` if it matches; returns whether it did.
-bool fire(Algorithm &algorithm, Event event, State &state, Logger &logger) {
-  if (!algorithm.match(event, state))
-    return false;
-  algorithm.apply(event, state, logger);
-  return true;
 }
 
 /// Image i of the batch is the constant i + 1; its label is i, so mixing is

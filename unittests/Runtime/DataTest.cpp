@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "composer/Runtime/Data.h"
+#include "TestFiles.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -28,21 +29,11 @@
 #include <vector>
 
 using namespace composer::runtime;
+using namespace composer::runtime::testutils;
 
 namespace {
 
 const std::string kFashionDir = "/usr/share/datasets/fashion-mnist/";
-
-/// A fresh directory per test, so parallel test runs cannot collide.
-std::string makeTempDir() {
-  std::string pattern = testing::TempDir() + "composer-data-XXXXXX";
-  std::vector<char> buf(pattern.begin(), pattern.end());
-  buf.push_back('\0');
-  const char *dir = mkdtemp(buf.data());
-  if (!dir)
-    throw std::runtime_error("mkdtemp failed");
-  return std::string(dir) + "/";
-}
 
 void putBigEndian32(std::string &out, uint32_t v) {
   out.push_back(char(v >> 24));
@@ -70,12 +61,6 @@ std::string idxLabels(uint32_t n, const std::vector<uint8_t> &labels,
   putBigEndian32(out, n);
   out.append(labels.begin(), labels.end());
   return out;
-}
-
-void writeFile(const std::string &path, const std::string &bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), std::streamsize(bytes.size()));
-  ASSERT_TRUE(out.good()) << path;
 }
 
 void writeGzip(const std::string &path, const std::string &bytes) {
@@ -261,7 +246,7 @@ TEST(IdxTest, LoadsFashionMnistTrainSetQuickly) {
 }
 
 TEST(IdxTest, ReadsRawAndGzipAlike) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("composer-data");
   std::vector<uint8_t> pixels(3 * 2 * 4);
   for (size_t i = 0; i < pixels.size(); ++i)
     pixels[i] = uint8_t(i * 11);
@@ -287,7 +272,7 @@ TEST(IdxTest, ReadsRawAndGzipAlike) {
 }
 
 TEST(IdxTest, RejectsBadMagic) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("composer-data");
   std::vector<uint8_t> pixels(4, 1);
   writeFile(dir + "img", idxImages(1, 2, 2, pixels));
   writeFile(dir + "lbl", idxLabels(1, {0}));
@@ -304,7 +289,7 @@ TEST(IdxTest, RejectsBadMagic) {
 }
 
 TEST(IdxTest, RejectsTruncatedFiles) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("composer-data");
   std::vector<uint8_t> pixels(5 * 3 * 3, 9);
   std::string images = idxImages(5, 3, 3, pixels);
   std::string labels = idxLabels(5, {0, 1, 2, 3, 4});
@@ -342,7 +327,7 @@ TEST(IdxTest, RejectsTruncatedFiles) {
 }
 
 TEST(IdxTest, RejectsCountMismatchAndMissingFiles) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("composer-data");
   writeFile(dir + "img", idxImages(3, 1, 1, {1, 2, 3}));
   writeFile(dir + "lbl", idxLabels(2, {0, 1}));
   expectErrorContaining([&] { loadIdx(dir + "img", dir + "lbl"); },
@@ -368,7 +353,7 @@ void writeTokens(const std::string &path, const std::vector<uint16_t> &tokens) {
 }
 
 TEST(TokenFileTest, CutsSamplesWithShiftedTargets) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("composer-data");
   // 11 tokens, T = 4: (11 - 1) / 4 = 2 samples; the last two are unused.
   std::vector<uint16_t> tokens = {10, 11, 12, 13, 14, 15, 16, 65535, 300, 0, 1};
   writeTokens(dir + "tok.bin", tokens);
@@ -391,7 +376,7 @@ TEST(TokenFileTest, CutsSamplesWithShiftedTargets) {
 }
 
 TEST(TokenFileTest, RejectsBadFiles) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("composer-data");
   expectErrorContaining([&] { openTokenFile(dir + "missing.bin", 4); },
                         {"missing.bin", "cannot open"});
   writeFile(dir + "odd.bin", std::string(7, '\1'));
@@ -405,7 +390,7 @@ TEST(TokenFileTest, RejectsBadFiles) {
 }
 
 TEST(TokenFileTest, ReadsUint32Tokens) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("composer-data");
   std::string bytes;
   for (uint32_t token : {70000u, 1u, 4000000000u, 65536u, 7u})
     for (int shift = 0; shift < 32; shift += 8)
@@ -424,7 +409,7 @@ TEST(TokenFileTest, ReadsUint32Tokens) {
 TEST(TokenFileTest, MapsAFileBeyondFourGiBWithoutReadingIt) {
   // A sparse 5 GiB file: only its last sample's bytes exist on disk. Reading
   // it whole would take seconds and 20 GiB as int64; mapping takes neither.
-  std::string path = makeTempDir() + "big.bin";
+  std::string path = makeTempDir("composer-data") + "big.bin";
   const int64_t bytes = 5LL << 30, length = 4;
   {
     std::ofstream out(path, std::ios::binary);
@@ -1026,7 +1011,7 @@ private:
 } // namespace
 
 TEST(ImageCutTest, RandomResizedCropFollowsTorchvisionGivenItsDraws) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("composer-data");
   std::string command =
       std::string(COMPOSER_PYTHON) + " " + COMPOSER_SOURCE_DIR +
       "/unittests/Runtime/record_crop_draws.py 3 > " + dir + "draws.txt";

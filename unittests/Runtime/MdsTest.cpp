@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "composer/Runtime/Mds.h"
+#include "TestFiles.h"
 
 #include <gtest/gtest.h>
 #include <zstd.h>
@@ -21,22 +22,10 @@
 #include <thread>
 
 using namespace composer::runtime;
+using namespace composer::runtime::testutils;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string makeTempDir() {
-  std::string pattern = testing::TempDir() + "composer-mds-XXXXXX";
-  if (!mkdtemp(pattern.data()))
-    throw std::runtime_error("mkdtemp failed");
-  return pattern;
-}
-
-void writeFile(const std::string &path, const std::string &data) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(data.data(), std::streamsize(data.size()));
-  ASSERT_TRUE(out.good()) << path;
-}
 
 std::string readFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
@@ -59,8 +48,8 @@ template <typename T> std::string raw(T v) {
 // A tiny JPEG: 5 wide, 3 high, one colour, made by PIL.
 std::string tinyJpeg() {
   static std::string jpeg = [] {
-    std::string dir = makeTempDir();
-    std::string path = dir + "/tiny.jpg";
+    std::string dir = makeTempDir("composer-mds");
+    std::string path = dir + "tiny.jpg";
     std::string command = std::string(COMPOSER_PYTHON) +
                           " -c \"from PIL import Image; "
                           "Image.new('RGB', (5, 3), (200, 40, 10))"
@@ -196,7 +185,7 @@ std::string indexJson(const std::vector<ShardSpec> &shards) {
 
 /// Writes shards of 2 and 1 samples; `compress` picks how each is stored.
 std::string writeDataset(int compress, bool keepRaw = false) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("composer-mds");
   std::vector<ShardSpec> shards(2);
   shards[0].raw = shard(0, 2);
   shards[0].samples = 2;
@@ -204,7 +193,7 @@ std::string writeDataset(int compress, bool keepRaw = false) {
   shards[1].samples = 1;
   for (size_t s = 0; s < shards.size(); ++s) {
     char base[32];
-    std::snprintf(base, sizeof(base), "/shard.%05zu.mds", s);
+    std::snprintf(base, sizeof(base), "shard.%05zu.mds", s);
     if (compress) {
       // 1: one frame with its size; 2: one without; 3: two frames.
       const std::string &r = shards[s].raw;
@@ -218,7 +207,7 @@ std::string writeDataset(int compress, bool keepRaw = false) {
     if (!compress || keepRaw)
       writeFile(dir + base, shards[s].raw);
   }
-  writeFile(dir + "/index.json", indexJson(shards));
+  writeFile(dir + "index.json", indexJson(shards));
   return dir;
 }
 
@@ -380,7 +369,7 @@ TEST(MdsTest, Dataset) {
 
 TEST(MdsTest, DecompressionCacheIsBoundedAndThreadSafe) {
   // Eight one-sample shards, one kept decompressed, read from four threads.
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("composer-mds");
   std::vector<ShardSpec> shards(8);
   for (size_t s = 0; s < shards.size(); ++s) {
     shards[s].raw = shard(int64_t(s), 1);
@@ -388,10 +377,10 @@ TEST(MdsTest, DecompressionCacheIsBoundedAndThreadSafe) {
     shards[s].compression = "zstd";
     shards[s].zip = zstdWhole(shards[s].raw);
     char base[32];
-    std::snprintf(base, sizeof(base), "/shard.%05zu.mds.zstd", s);
+    std::snprintf(base, sizeof(base), "shard.%05zu.mds.zstd", s);
     writeFile(dir + base, shards[s].zip);
   }
-  writeFile(dir + "/index.json", indexJson(shards));
+  writeFile(dir + "index.json", indexJson(shards));
   MdsOptions options;
   options.cachedShards = 1;
   MdsReader reader(dir, options);
@@ -431,7 +420,7 @@ TEST(MdsTest, Hashes) {
 
   // Hashes that match open; one that differs names the file.
   for (bool compressed : {false, true}) {
-    std::string dir = makeTempDir();
+    std::string dir = makeTempDir("composer-mds");
     ShardSpec sh;
     sh.raw = shard(0, 2);
     sh.samples = 2;
@@ -442,7 +431,7 @@ TEST(MdsTest, Hashes) {
              "\"}";
     };
     sh.rawHashes = digests(sh.raw);
-    std::string file = dir + "/shard.00000.mds";
+    std::string file = dir + "shard.00000.mds";
     if (compressed) {
       sh.compression = "zstd";
       sh.zip = zstdWhole(sh.raw);
@@ -450,19 +439,19 @@ TEST(MdsTest, Hashes) {
       file += ".zstd";
     }
     writeFile(file, compressed ? sh.zip : sh.raw);
-    writeFile(dir + "/index.json", indexJson({sh}));
+    writeFile(dir + "index.json", indexJson({sh}));
     EXPECT_EQ(MdsReader(dir).cell(1, 5), "sample-1-\xc3\xa9");
 
     std::string &h = compressed ? sh.zipHashes : sh.rawHashes;
     h.replace(h.find("xxh64\": \"") + 9, 4, "0000");
-    writeFile(dir + "/index.json", indexJson({sh}));
+    writeFile(dir + "index.json", indexJson({sh}));
     expectOpenError([&] { MdsReader reader(dir); }, file, "xxh64 hash");
     MdsOptions trusting;
     trusting.verifyHashes = false;
     EXPECT_NO_THROW(MdsReader(dir, trusting));
 
     sh.hashes = "[\"crc32\"]";
-    writeFile(dir + "/index.json", indexJson({sh}));
+    writeFile(dir + "index.json", indexJson({sh}));
     expectOpenError([&] { MdsReader reader(dir); }, file,
                     "unsupported hash 'crc32'");
     fs::remove_all(dir);
@@ -470,12 +459,12 @@ TEST(MdsTest, Hashes) {
 }
 
 TEST(MdsTest, OpenErrors) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("composer-mds");
   ShardSpec sh;
   sh.raw = shard(0, 2);
   sh.samples = 2;
-  std::string file = dir + "/shard.00000.mds";
-  writeFile(dir + "/index.json", indexJson({sh}));
+  std::string file = dir + "shard.00000.mds";
+  writeFile(dir + "index.json", indexJson({sh}));
   expectOpenError([&] { MdsReader reader(dir); }, file, "missing shard file");
 
   writeFile(file, sh.raw + "x");
@@ -488,14 +477,14 @@ TEST(MdsTest, OpenErrors) {
   writeFile(file, sh.raw);
   ShardSpec three = sh;
   three.samples = 3;
-  writeFile(dir + "/index.json", indexJson({three}));
+  writeFile(dir + "index.json", indexJson({three}));
   expectOpenError([&] { MdsReader reader(dir); }, file,
                   "header has 2 samples, the index 3");
 
   ShardSpec gz = sh;
   gz.compression = "gz";
   gz.zip = "whatever";
-  writeFile(dir + "/index.json", indexJson({gz}));
+  writeFile(dir + "index.json", indexJson({gz}));
   fs::remove(file);
   expectOpenError([&] { MdsReader reader(dir); }, file,
                   "compression 'gz' is not read");
@@ -503,41 +492,41 @@ TEST(MdsTest, OpenErrors) {
   writeFile(file, sh.raw);
   std::string index = indexJson({sh});
   index.replace(index.find("\"bytes\", "), 9, "\"bf16\", ");
-  writeFile(dir + "/index.json", index);
+  writeFile(dir + "index.json", index);
   expectOpenError([&] { MdsReader reader(dir); }, "index.json",
                   "column 'blob' has unsupported encoding 'bf16'");
 
   // A pickle column opens (its bytes can be read) but is never decoded.
   index = indexJson({sh});
   index.replace(index.find("\"bytes\", "), 9, "\"pkl\", ");
-  writeFile(dir + "/index.json", index);
+  writeFile(dir + "index.json", index);
   EXPECT_EQ(MdsReader(dir).columns()[1].type, MdsType::Opaque);
   expectOpenError([&] { openMds(dir, "blob", "label"); }, "column 'blob'",
                   "pickle is never loaded");
 
   index = indexJson({sh});
   index.replace(index.find("8, null, 4]"), 11, "4, null, 4]");
-  writeFile(dir + "/index.json", index);
+  writeFile(dir + "index.json", index);
   expectOpenError([&] { MdsReader reader(dir); }, "column 'label' (int)",
                   "expected 8");
 
-  writeFile(dir + "/index.json", "{\"version\": 1, \"shards\": []}");
+  writeFile(dir + "index.json", "{\"version\": 1, \"shards\": []}");
   expectOpenError([&] { MdsReader reader(dir); }, "index.json",
                   "unsupported index version 1");
   fs::remove_all(dir);
 }
 
 TEST(MdsTest, CorruptRowsAreDataErrors) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("composer-mds");
   ShardSpec sh;
   sh.raw = shard(0, 2);
   sh.samples = 2;
-  std::string file = dir + "/shard.00000.mds";
+  std::string file = dir + "shard.00000.mds";
   // Row 0 ends (and row 1 starts) past the shard's end.
   std::string bad = sh.raw;
   bad.replace(8, 4, u32(uint32_t(bad.size()) + 100));
   writeFile(file, bad);
-  writeFile(dir + "/index.json", indexJson({sh}));
+  writeFile(dir + "index.json", indexJson({sh}));
   MdsReader reader(dir);
   try {
     reader.row(0);
@@ -580,7 +569,7 @@ TEST(MdsTest, CorruptRowsAreDataErrors) {
   sh.compression = "zstd";
   sh.zip = zstdWhole(sh.raw.substr(0, sh.raw.size() - 1));
   writeFile(file + ".zstd", sh.zip);
-  writeFile(dir + "/index.json", indexJson({sh}));
+  writeFile(dir + "index.json", indexJson({sh}));
   MdsReader short_(dir);
   try {
     short_.row(0);
@@ -593,7 +582,7 @@ TEST(MdsTest, CorruptRowsAreDataErrors) {
 }
 
 TEST(MdsTest, WriterLaysOutFilesAsStreaming) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("composer-mds");
   MdsWriterOptions options;
   options.columns = {{"label", "int"}, {"image", "jpeg"}};
   options.hashes = {"sha1", "xxh64"};
@@ -614,8 +603,8 @@ TEST(MdsTest, WriterLaysOutFilesAsStreaming) {
       writer.write({raw<int64_t>(i), std::string("abcd")});
     writer.finish();
   }
-  EXPECT_FALSE(fs::exists(dir + "/shard.00000.mds"));
-  EXPECT_TRUE(fs::exists(dir + "/shard.00002.mds.zstd"));
+  EXPECT_FALSE(fs::exists(dir + "shard.00000.mds"));
+  EXPECT_TRUE(fs::exists(dir + "shard.00002.mds.zstd"));
   MdsReader reader(dir);
   EXPECT_EQ(reader.size(), 5);
   EXPECT_EQ(reader.shards().size(), 3u);
@@ -624,7 +613,7 @@ TEST(MdsTest, WriterLaysOutFilesAsStreaming) {
   EXPECT_EQ(reader.cell(3, 1), raw<int64_t>(3));
 
   // The raw shard, byte for byte, and the index's first entry.
-  std::string zip = readFile(dir + "/shard.00000.mds.zstd");
+  std::string zip = readFile(dir + "shard.00000.mds.zstd");
   std::string rawShard(ZSTD_getFrameContentSize(zip.data(), zip.size()), '\0');
   ZSTD_decompress(rawShard.data(), rawShard.size(), zip.data(), zip.size());
   std::string row0 = u32(4) + "abcd" + raw<int64_t>(0);
@@ -632,7 +621,7 @@ TEST(MdsTest, WriterLaysOutFilesAsStreaming) {
   uint32_t start = 4 + 12 + config.size();
   EXPECT_EQ(rawShard, u32(2) + u32(start) + u32(start + 16) + u32(start + 32) +
                           config + row0 + row1);
-  std::string index = readFile(dir + "/index.json");
+  std::string index = readFile(dir + "index.json");
   std::string expected =
       "{\"shards\": [{" + config.substr(1, config.find(", \"format\"") - 1) +
       ", \"format\": \"mds\", \"hashes\": [\"sha1\", \"xxh64\"], "

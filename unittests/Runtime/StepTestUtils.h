@@ -76,6 +76,15 @@ struct StepRig {
   }
 };
 
+/// Runs `event` through `algorithm` if it matches; returns whether it did.
+inline bool fire(Algorithm &algorithm, Event event, State &state,
+                 Logger &logger) {
+  if (!algorithm.match(event, state))
+    return false;
+  algorithm.apply(event, state, logger);
+  return true;
+}
+
 } // namespace composer::runtime::testutils
 
 #endif // COMPOSER_UNITTESTS_RUNTIME_STEPTESTUTILS_H

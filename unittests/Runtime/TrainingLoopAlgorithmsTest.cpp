@@ -21,16 +21,10 @@
 #include <tuple>
 
 using namespace composer::runtime;
+using composer::runtime::testutils::fire;
 using composer::runtime::testutils::StepRig;
 
 namespace {
-
-bool fire(Algorithm &algorithm, Event event, State &state, Logger &logger) {
-  if (!algorithm.match(event, state))
-    return false;
-  algorithm.apply(event, state, logger);
-  return true;
-}
 
 //===----------------------------------------------------------------------===//
 // SAM

@@ -155,10 +155,12 @@ template <typename Options> struct OptionField {
 ///     int64_t numHoles = 1;
 ///     double length = 0.5;
 ///   };
-///   const AlgorithmRegistration<CutOut, CutOutOptions> registration(
+///   const AlgorithmRegistration<CutOut, CutOutOptions> cutOutRegistration(
 ///       "cutout", {{"num_holes", &CutOutOptions::numHoles, "holes per image"},
 ///                  {"length", &CutOutOptions::length, "side of a hole"}});
 ///
+/// The runtime compiles its files in unity batches, so the registration's
+/// name, like every internal name, must be unique among the algorithms.
 /// The runtime's algorithms are linked as object files (never as archive
 /// members), so no registration is dropped by the linker.
 template <typename AlgorithmT, typename Options> class AlgorithmRegistration {
