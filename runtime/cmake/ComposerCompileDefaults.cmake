@@ -20,4 +20,10 @@ function(composer_torch_target name)
   target_compile_options(${name} PRIVATE ${COMPOSER_TORCH_FLAGS} ${ARGN})
   set_target_properties(${name} PROPERTIES UNITY_BUILD ${COMPOSER_UNITY_BUILD}
     UNITY_BUILD_BATCH_SIZE 8)
+  if(COMPOSER_UNITY_BUILD AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # GCC takes a batch's included source files for headers and warns when
+    # their classes hold types of an anonymous namespace; they are not
+    # headers.
+    target_compile_options(${name} PRIVATE -Wno-subobject-linkage)
+  endif()
 endfunction()

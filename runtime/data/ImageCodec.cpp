@@ -17,6 +17,7 @@
 #include "composer/Runtime/ImageCodec.h"
 
 #include "ImageResample.h"
+#include "ScratchBuffer.h"
 
 // jpeglib.h needs FILE and size_t declared first.
 #include <cstdio>
@@ -147,8 +148,9 @@ private:
 
 /// Interleaved rows as libjpeg wrote them: `rows` rows of `width` pixels of
 /// `channels` bytes, the first at scaled row `firstRow`, column `firstCol`.
+/// The pixels are the decoding thread's scratch, valid until its next decode.
 struct DecodedRows {
-  std::vector<uint8_t> pixels;
+  const uint8_t *pixels = nullptr;
   int64_t firstRow = 0, rows = 0, firstCol = 0, width = 0;
   int channels = 3;
 };
@@ -157,8 +159,7 @@ struct DecodedRows {
 /// JpegImagePlugin) and converts CMYK to RGB as Convert.c's cmyk2rgb:
 /// with C, M, Y, K the inverted bytes, R = (255 - K) - (C * (255 - K)) / 255
 /// rounded by MULDIV255. Converts in place, 4 bytes a pixel to 3.
-void invertedCmykToRgb(std::vector<uint8_t> &pixels, int64_t count) {
-  uint8_t *p = pixels.data();
+void invertedCmykToRgb(uint8_t *p, int64_t count) {
   for (int64_t i = 0; i < count; ++i) {
     const uint8_t *in = p + 4 * i;
     int nk = in[3]; // 255 - (255 - k)
@@ -170,7 +171,6 @@ void invertedCmykToRgb(std::vector<uint8_t> &pixels, int64_t count) {
     }
     std::memcpy(p + 3 * i, rgb, 3);
   }
-  pixels.resize(size_t(count * 3));
 }
 
 /// Decodes scaled rows [row0, row1) and at least scaled columns
@@ -205,8 +205,9 @@ DecodedRows decodeJpegRegion(JpegReader &reader, const std::string &name,
   out.firstRow = row0;
   out.rows = row1 - row0;
   const int64_t rowBytes = out.width * cinfo.output_components;
-  out.pixels.resize(size_t(rowBytes * out.rows));
-  uint8_t *pixels = out.pixels.data();
+  thread_local detail::ScratchBuffer<uint8_t> storage;
+  uint8_t *pixels = storage.reserve(size_t(rowBytes * out.rows));
+  out.pixels = pixels;
   const int64_t rows = out.rows;
   int64_t rowsRead = 0;
   auto read = [&] {
@@ -227,7 +228,7 @@ DecodedRows decodeJpegRegion(JpegReader &reader, const std::string &name,
   if (rowsRead < rows)
     throw DataError(name + ": the decoder stopped before the last row");
   if (out.channels == 4) {
-    invertedCmykToRgb(out.pixels, out.rows * out.width);
+    invertedCmykToRgb(pixels, out.rows * out.width);
     out.channels = 3;
   }
   return out;
@@ -265,7 +266,7 @@ torch::Tensor decodeJpeg(const void *data, size_t size,
   int64_t height = reader.cinfo().image_height;
   int64_t width = reader.cinfo().image_width;
   DecodedRows rows = decodeJpegRegion(reader, name, 8, 0, height, 0, width);
-  return toPlanar(rows.pixels.data(), rows.rows, rows.width);
+  return toPlanar(rows.pixels, rows.rows, rows.width);
 }
 
 torch::Tensor decodeJpegCut(const void *data, size_t size,
@@ -306,21 +307,22 @@ torch::Tensor decodeJpegCut(const void *data, size_t size,
   view.pixelStride = 3;
   view.channelStride = 1;
   DecodedRows rows;
-  std::vector<uint8_t> padded;
+  thread_local detail::ScratchBuffer<uint8_t> padded;
   if (dy0 < dy1 && dx0 < dx1)
     rows = decodeJpegRegion(reader, name, scale, dy0, dy1, dx0, dx1);
   if (vy0 == dy0 && vy1 == dy1 && vx0 == dx0 && vx1 == dx1) {
-    view.data = rows.pixels.data() + (vx0 - rows.firstCol) * 3;
+    view.data = rows.pixels + (vx0 - rows.firstCol) * 3;
     view.rowStride = rows.width * 3;
   } else {
     // The region reaches outside the image: black there, as PIL's crop.
-    padded.assign(size_t(view.height * view.width * 3), 0);
+    uint8_t *black = padded.reserve(size_t(view.height * view.width * 3));
+    std::memset(black, 0, size_t(view.height * view.width * 3));
     for (int64_t y = dy0; y < dy1; ++y)
       std::memcpy(
-          &padded[((y - vy0) * view.width + (dx0 - vx0)) * 3],
+          black + ((y - vy0) * view.width + (dx0 - vx0)) * 3,
           &rows.pixels[((y - dy0) * rows.width + (dx0 - rows.firstCol)) * 3],
           size_t((dx1 - dx0) * 3));
-    view.data = padded.data();
+    view.data = black;
     view.rowStride = view.width * 3;
   }
 

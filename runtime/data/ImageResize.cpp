@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ImageResample.h"
+#include "ScratchBuffer.h"
 
 #include "composer/Runtime/Dataset.h"
 
@@ -86,6 +87,63 @@ uint8_t clip8(int32_t sum) {
   return uint8_t(std::clamp(sum >> kPrecisionBits, 0, 255));
 }
 
+/// The horizontal pass over one row: dst[c][xx] for every channel. Interleaved
+/// RGB, the codecs' layout, reads each pixel's three bytes in one sweep of
+/// the taps.
+void resampleRow(const uint8_t *src, const PixelView &in, const AxisTaps &taps,
+                 int64_t outWidth, uint8_t *const *dst) {
+  constexpr int32_t kHalf = 1 << (kPrecisionBits - 1);
+  if (in.channels == 3 && in.pixelStride == 3 && in.channelStride == 1) {
+    for (int64_t xx = 0; xx < outWidth; ++xx) {
+      const int32_t *k = &taps.weights[xx * taps.ksize];
+      const uint8_t *p = src + taps.first[xx] * 3;
+      int32_t s0 = kHalf, s1 = kHalf, s2 = kHalf;
+      for (int64_t x = 0, n = taps.count[xx]; x < n; ++x) {
+        s0 += int32_t(p[3 * x]) * k[x];
+        s1 += int32_t(p[3 * x + 1]) * k[x];
+        s2 += int32_t(p[3 * x + 2]) * k[x];
+      }
+      dst[0][xx] = clip8(s0);
+      dst[1][xx] = clip8(s1);
+      dst[2][xx] = clip8(s2);
+    }
+    return;
+  }
+  for (int c = 0; c < in.channels; ++c) {
+    const uint8_t *plane = src + c * in.channelStride;
+    for (int64_t xx = 0; xx < outWidth; ++xx) {
+      const int32_t *k = &taps.weights[xx * taps.ksize];
+      const uint8_t *p = plane + taps.first[xx] * in.pixelStride;
+      int32_t sum = kHalf;
+      for (int64_t x = 0, n = taps.count[xx]; x < n; ++x)
+        sum += int32_t(p[x * in.pixelStride]) * k[x];
+      dst[c][xx] = clip8(sum);
+    }
+  }
+}
+
+/// The vertical pass for one output row of one channel, a row of taps at a
+/// time so that the inner loop runs along contiguous pixels. Integer sums
+/// do not depend on their order, so this equals PIL's pixel-by-pixel loop.
+void resampleColumn(const uint8_t *rows, int64_t rowStride, int64_t pixelStride,
+                    const int32_t *k, int64_t count, int64_t outWidth,
+                    int32_t *sums, uint8_t *dst) {
+  std::fill(sums, sums + outWidth, 1 << (kPrecisionBits - 1));
+  for (int64_t y = 0; y < count; ++y) {
+    const uint8_t *row = rows + y * rowStride;
+    const int32_t w = k[y];
+    if (pixelStride == 1) {
+      for (int64_t x = 0; x < outWidth; ++x)
+        sums[x] += int32_t(row[x]) * w;
+    } else {
+      for (int64_t x = 0; x < outWidth; ++x)
+        sums[x] += int32_t(row[x * pixelStride]) * w;
+    }
+  }
+  for (int64_t x = 0; x < outWidth; ++x)
+    dst[x] = clip8(sums[x]);
+}
+
 } // namespace
 
 void resampleBilinear(const PixelView &in, double x0, double y0, double x1,
@@ -107,31 +165,25 @@ void resampleBilinear(const PixelView &in, double x0, double y0, double x1,
   }
 
   // After the horizontal pass (or without one), `mid` holds the rows
-  // [midFirstRow, ...) at the output's width.
+  // [midFirstRow, ...) at the output's width. Its buffer is the thread's:
+  // the loader's workers resample image after image, and a fresh buffer of
+  // this size would come from the kernel, page by page, each time.
   PixelView mid = in;
   int64_t midFirstRow = 0;
-  std::vector<uint8_t> midPixels;
+  thread_local ScratchBuffer<uint8_t> midPixels;
   if (horizontal) {
     AxisTaps colTaps = computeTaps(in.width, float(x0), float(x1), outWidth);
     int64_t rows = lastRow - firstRow;
     // Planar: one channel's rows, then the next channel's.
-    midPixels.resize(size_t(channels * rows * outWidth));
-    for (int c = 0; c < channels; ++c) {
-      for (int64_t y = 0; y < rows; ++y) {
-        const uint8_t *src =
-            in.data + (firstRow + y) * in.rowStride + c * in.channelStride;
-        uint8_t *dst = &midPixels[(c * rows + y) * outWidth];
-        for (int64_t xx = 0; xx < outWidth; ++xx) {
-          const int32_t *k = &colTaps.weights[xx * colTaps.ksize];
-          const uint8_t *p = src + colTaps.first[xx] * in.pixelStride;
-          int32_t sum = 1 << (kPrecisionBits - 1);
-          for (int64_t x = 0; x < colTaps.count[xx]; ++x)
-            sum += int32_t(p[x * in.pixelStride]) * k[x];
-          dst[xx] = clip8(sum);
-        }
-      }
+    uint8_t *midData = midPixels.reserve(size_t(channels * rows * outWidth));
+    std::vector<uint8_t *> dst(static_cast<size_t>(channels));
+    for (int64_t y = 0; y < rows; ++y) {
+      for (int c = 0; c < channels; ++c)
+        dst[c] = midData + (c * rows + y) * outWidth;
+      resampleRow(in.data + (firstRow + y) * in.rowStride, in, colTaps,
+                  outWidth, dst.data());
     }
-    mid.data = midPixels.data();
+    mid.data = midData;
     midFirstRow = firstRow;
     mid.width = outWidth;
     mid.rowStride = outWidth;
@@ -139,6 +191,8 @@ void resampleBilinear(const PixelView &in, double x0, double y0, double x1,
     mid.channelStride = rows * outWidth;
   }
 
+  thread_local ScratchBuffer<int32_t> sums;
+  int32_t *sumRow = sums.reserve(size_t(outWidth));
   for (int c = 0; c < channels; ++c) {
     const uint8_t *plane = mid.data + c * mid.channelStride;
     uint8_t *dst = out + c * outPlane;
@@ -149,18 +203,11 @@ void resampleBilinear(const PixelView &in, double x0, double y0, double x1,
               plane[(y - midFirstRow) * mid.rowStride + x * mid.pixelStride];
       continue;
     }
-    for (int64_t yy = 0; yy < outHeight; ++yy) {
-      const int32_t *k = &rowTaps.weights[yy * rowTaps.ksize];
-      const uint8_t *rows =
-          plane + (rowTaps.first[yy] - midFirstRow) * mid.rowStride;
-      for (int64_t xx = 0; xx < outWidth; ++xx) {
-        const uint8_t *p = rows + xx * mid.pixelStride;
-        int32_t sum = 1 << (kPrecisionBits - 1);
-        for (int64_t y = 0; y < rowTaps.count[yy]; ++y)
-          sum += int32_t(p[y * mid.rowStride]) * k[y];
-        dst[yy * outWidth + xx] = clip8(sum);
-      }
-    }
+    for (int64_t yy = 0; yy < outHeight; ++yy)
+      resampleColumn(plane + (rowTaps.first[yy] - midFirstRow) * mid.rowStride,
+                     mid.rowStride, mid.pixelStride,
+                     &rowTaps.weights[yy * rowTaps.ksize], rowTaps.count[yy],
+                     outWidth, sumRow, dst + yy * outWidth);
   }
 }
 
