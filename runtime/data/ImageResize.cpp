@@ -28,6 +28,8 @@ namespace {
 /// PIL's PRECISION_BITS for 8-bit images: a weight sum of 1 is 1 << 22, so a
 /// sum of 255-valued taps with rounding still fits in an int32.
 constexpr int kPrecisionBits = 32 - 8 - 2;
+/// Every sum starts at one half, so that the shift rounds to nearest.
+constexpr int32_t kHalf = 1 << (kPrecisionBits - 1);
 
 /// The taps of every output pixel along one axis: output i reads `count[i]`
 /// input pixels from `first[i]` with the fixed-point weights
@@ -92,7 +94,6 @@ uint8_t clip8(int32_t sum) {
 /// the taps.
 void resampleRow(const uint8_t *src, const PixelView &in, const AxisTaps &taps,
                  int64_t outWidth, uint8_t *const *dst) {
-  constexpr int32_t kHalf = 1 << (kPrecisionBits - 1);
   if (in.channels == 3 && in.pixelStride == 3 && in.channelStride == 1) {
     for (int64_t xx = 0; xx < outWidth; ++xx) {
       const int32_t *k = &taps.weights[xx * taps.ksize];
@@ -128,7 +129,7 @@ void resampleRow(const uint8_t *src, const PixelView &in, const AxisTaps &taps,
 void resampleColumn(const uint8_t *rows, int64_t rowStride, int64_t pixelStride,
                     const int32_t *k, int64_t count, int64_t outWidth,
                     int32_t *sums, uint8_t *dst) {
-  std::fill(sums, sums + outWidth, 1 << (kPrecisionBits - 1));
+  std::fill(sums, sums + outWidth, kHalf);
   for (int64_t y = 0; y < count; ++y) {
     const uint8_t *row = rows + y * rowStride;
     const int32_t w = k[y];
