@@ -168,6 +168,7 @@ public:
     int tokenBytes = 2;
     bool skipBadSamples = false;
     SyntheticSpec synthetic;
+    MdsOptions mds;
     DataLoaderOptions options;
   };
 
@@ -210,6 +211,13 @@ public:
       plan.path = reader.require(spec, "local", key);
       plan.inputColumn = reader.string(spec, "input", "image");
       plan.targetColumn = reader.string(spec, "target", "label");
+      plan.mds.verifyHashes =
+          reader.boolean(spec, "verify_hashes", plan.mds.verifyHashes);
+      plan.mds.cachedShards =
+          reader.integer(spec, "cached_shards", plan.mds.cachedShards);
+      if (plan.mds.cachedShards < 1)
+        reader.error(reader.get(spec, "cached_shards")->loc,
+                     "'cached_shards' must be at least 1");
     } else if (plan.type == "synthetic") {
       SyntheticSpec &synthetic = plan.synthetic;
       synthetic.numSamples =
@@ -341,7 +349,8 @@ public:
       return openImageFolder(root);
     }
     if (plan.type == "mds")
-      return openMds(plan.path->scalar, plan.inputColumn, plan.targetColumn);
+      return openMds(plan.path->scalar, plan.inputColumn, plan.targetColumn,
+                     plan.mds);
     return makeSynthetic(plan.synthetic);
   }
 
