@@ -114,7 +114,7 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
 
   state_.communicator = communicator;
   state_.trainLoader = config_.trainLoader.get();
-  state_.lossName = config_.loss;
+  state_.lossFunction = config_.loss;
   standardStages_ = std::make_unique<StandardStages>(*gradScaler_);
   step_ = std::make_unique<TrainingStep>(state_, *standardStages_);
   for (const auto &algorithm : config_.algorithms)
@@ -379,11 +379,15 @@ EvalResult Trainer::evaluate() {
       language = language || outputs.dim() == 3;
       const torch::Tensor &target = state_.batch.target;
       int64_t size = state_.batch.size();
-      lossSum += computeLoss(config_.loss, outputs, target).item<double>() *
-                 double(size);
+      lossSum +=
+          config_.loss->compute(outputs, target).item<double>() * double(size);
       samples += size;
-      if (!torch::isFloatingType(target.scalar_type())) {
-        correct += outputs.argmax(-1).eq(target).sum().item<int64_t>();
+      // Class indices: one fewer dimension than the logits, whose classes
+      // are last for a language model's [B, T, V], else dimension 1.
+      if (!torch::isFloatingType(target.scalar_type()) &&
+          target.dim() == outputs.dim() - 1) {
+        int64_t classes = outputs.dim() == 3 ? 2 : 1;
+        correct += outputs.argmax(classes).eq(target).sum().item<int64_t>();
         counted += target.numel();
       }
       fire(Event::EvalBatchEnd);
@@ -407,7 +411,7 @@ EvalResult Trainer::evaluate() {
                         {"CrossEntropy", result.loss}};
   // A language model's cross entropy is the mean per token (samples hold
   // equally many tokens), so its exp is the per-token perplexity.
-  if (language && config_.loss != "mse")
+  if (language && config_.loss->name() == "cross_entropy")
     state_.evalMetrics["Perplexity"] = std::exp(result.loss);
   std::map<std::string, double> metrics;
   for (const auto &[name, value] : state_.evalMetrics)

@@ -19,36 +19,6 @@ torch::Tensor outputTensor(const c10::IValue &output) {
                       "with one)");
 }
 
-torch::Tensor computeLoss(const std::string &name, const torch::Tensor &outputs,
-                          const torch::Tensor &target, bool perSample) {
-  int64_t samples = outputs.size(0);
-  if (name == "mse") {
-    if (!perSample)
-      return torch::mse_loss(outputs, target.to(outputs.scalar_type()));
-    return torch::mse_loss(outputs, target.to(outputs.scalar_type()),
-                           at::Reduction::None)
-        .reshape({samples, -1})
-        .mean(1);
-  }
-  // Language models: [B, T, V] logits against [B, T] tokens.
-  bool soft = torch::isFloatingType(target.scalar_type());
-  if (outputs.dim() == 3) {
-    int64_t classes = outputs.size(-1);
-    torch::Tensor flatTarget =
-        soft ? target.reshape({-1, classes}) : target.reshape({-1});
-    if (!perSample)
-      return torch::cross_entropy_loss(outputs.reshape({-1, classes}),
-                                       flatTarget);
-    return torch::cross_entropy_loss(outputs.reshape({-1, classes}), flatTarget,
-                                     {}, at::Reduction::None)
-        .view({samples, -1})
-        .mean(1);
-  }
-  if (!perSample)
-    return torch::cross_entropy_loss(outputs, target);
-  return torch::cross_entropy_loss(outputs, target, {}, at::Reduction::None);
-}
-
 StepStages::~StepStages() = default;
 
 //===----------------------------------------------------------------------===//
@@ -66,7 +36,7 @@ torch::Tensor StandardStages::loss(TrainingStep &step,
                                    const torch::Tensor &outputs,
                                    const torch::Tensor &target, bool perSample,
                                    LossNext) {
-  return computeLoss(step.state().lossName, outputs, target, perSample);
+  return step.state().lossFunction->compute(outputs, target, perSample);
 }
 
 // A failed collective surfaces in whichever of backward (the all-reduces

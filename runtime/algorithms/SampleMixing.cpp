@@ -21,7 +21,7 @@ bool SampleMixing::match(Event event, const State &state) const {
 void SampleMixing::apply(Event event, State &state, Logger &) {
   if (event == Event::BeforeBackward) {
     torch::Tensor permutedLoss =
-        computeLoss(state.lossName, state.outputs, permutedTarget_);
+        state.lossFunction->compute(state.outputs, permutedTarget_);
     state.loss = lambda_ * state.loss + (1 - lambda_) * permutedLoss;
     permutation_ = permutedTarget_ = torch::Tensor();
     return;

@@ -14,6 +14,7 @@
 #include "composer/Runtime/Algorithms.h"
 #include "composer/Runtime/Callbacks.h"
 #include "composer/Runtime/ImageFolder.h"
+#include "composer/Runtime/Losses.h"
 #include "composer/Runtime/Mds.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -50,10 +51,7 @@ public:
         reader.time(root, "eval_interval", config.evalInterval);
     config.scaleScheduleRatio =
         reader.number(root, "scale_schedule_ratio", 1.0);
-    config.loss = reader.string(root, "loss", config.loss);
-    if (config.loss != "cross_entropy" && config.loss != "mse")
-      reader.error(root.loc, "unknown loss '" + config.loss +
-                                 "'; expected cross_entropy or mse");
+    loss(root, config);
     config.threads = int(reader.integer(root, "threads", 0));
     config.jitOptimize = reader.boolean(root, "jit_optimize", false);
     if (const RecipeValue *precision = reader.get(root, "precision")) {
@@ -452,40 +450,89 @@ public:
                      "options of '" + entry.key + "' must be a mapping");
         continue;
       }
-      AlgorithmOptions given;
-      std::map<std::string, llvm::SMLoc> givenAt;
-      bool complete = true;
-      for (const OptionInfo &option : info->options) {
-        const RecipeValue *value =
-            option.required ? reader.require(options, option.key, entry.key)
-                            : reader.get(options, option.key);
-        if (!value) {
-          complete &= !option.required;
-          continue;
-        }
-        givenAt[option.key] = value->loc;
-        if (auto typed = reader.option(*value, option.key, option.type()))
-          given.emplace(option.key, std::move(*typed));
-      }
-      if (!complete)
-        continue;
-      try {
-        out.push_back(info->create(given));
-      } catch (const InvalidOption &e) {
-        // At the first option at fault the recipe sets; when it sets none, a
-        // default is at fault.
-        auto key = llvm::find_if(e.options(), [&](const std::string &option) {
-          return givenAt.count(option);
-        });
-        reader.error(key == e.options().end() ? entry.keyLoc : givenAt[*key],
-                     "bad '" + entry.key + "': " + e.what());
-      } catch (const std::exception &e) {
-        reader.error(entry.keyLoc, "bad '" + entry.key + "': " + e.what());
-      }
+      if (auto algorithm = create(*info, options, entry.keyLoc))
+        out.push_back(std::move(algorithm));
     }
   }
 
+  /// `loss:` a registered loss by name, or a mapping of its `name` and its
+  /// options.
+  void loss(const RecipeValue &root, TrainerConfig &config) {
+    const RecipeValue *value = reader.get(root, "loss");
+    if (!value)
+      return;
+    RecipeValue noOptions;
+    noOptions.kind = RecipeValue::Kind::Mapping;
+    const RecipeValue *options = &noOptions;
+    const RecipeValue *name = value;
+    if (value->kind == RecipeValue::Kind::Mapping) {
+      name = reader.require(*value, "name", "loss");
+      if (!name) {
+        reader.markRead(*value); // one error, not one per option
+        return;
+      }
+      options = value;
+    }
+    if (name->kind != RecipeValue::Kind::Scalar) {
+      reader.markRead(*value);
+      reader.error(name->loc, "loss must be a loss's name, or a mapping of "
+                              "its 'name' and options");
+      return;
+    }
+    const LossInfo *info = findLoss(name->scalar);
+    if (!info) {
+      std::vector<std::string> names;
+      for (const LossInfo *known : getRegisteredLosses())
+        names.push_back(known->name);
+      reader.markRead(*value);
+      reader.error(name->loc,
+                   "unknown loss '" + name->scalar +
+                       "'; expected one of: " + llvm::join(names, ", "));
+      return;
+    }
+    if (auto created = create(*info, *options, name->loc))
+      config.loss = std::move(created);
+  }
+
 private:
+  /// Creates the component `info` describes from the recipe mapping
+  /// `options`. A bad option is an error at the first option at fault the
+  /// recipe sets, or at `at` (the component's name) when a default is at
+  /// fault; returns null after an error.
+  template <typename Product>
+  std::unique_ptr<Product> create(const ComponentInfo<Product> &info,
+                                  const RecipeValue &options, llvm::SMLoc at) {
+    OptionValues given;
+    std::map<std::string, llvm::SMLoc> givenAt;
+    bool complete = true;
+    for (const OptionInfo &option : info.options) {
+      const RecipeValue *value =
+          option.required ? reader.require(options, option.key, info.name)
+                          : reader.get(options, option.key);
+      if (!value) {
+        complete &= !option.required;
+        continue;
+      }
+      givenAt[option.key] = value->loc;
+      if (auto typed = reader.option(*value, option.key, option.type()))
+        given.emplace(option.key, std::move(*typed));
+    }
+    if (!complete)
+      return nullptr;
+    try {
+      return info.create(given);
+    } catch (const InvalidOption &e) {
+      auto key = llvm::find_if(e.options(), [&](const std::string &option) {
+        return givenAt.count(option);
+      });
+      reader.error(key == e.options().end() ? at : givenAt[*key],
+                   "bad '" + info.name + "': " + e.what());
+    } catch (const std::exception &e) {
+      reader.error(at, "bad '" + info.name + "': " + e.what());
+    }
+    return nullptr;
+  }
+
   /// Builds the runtime object once to report its own validation errors at
   /// the recipe's mapping.
   template <typename Fn> void check(const RecipeValue &map, Fn build) {

@@ -394,7 +394,7 @@ void expectInterpolatedLoss(Algorithm &interpolating, Algorithm &mixing) {
                         .view({batch, batch})
                         .remainder(7)
                         .div(3);
-    ASSERT_EQ(state.lossName, "cross_entropy");
+    ASSERT_EQ(state.lossFunction->name(), "cross_entropy");
     ASSERT_TRUE(fire(interpolating, Event::BeforeForward, state, logger));
     EXPECT_TRUE(torch::equal(state.batch.input, twin.input));
     EXPECT_FALSE(fire(interpolating, Event::BeforeLoss, state, logger));

@@ -229,6 +229,43 @@ TEST_F(RecipeTest, BadValuesNameTheKeyAndLine) {
     expectError(withAlgorithm(algorithm), message);
 }
 
+TEST_F(RecipeTest, ReadsTheLossByNameOrWithOptions) {
+  // valid() with `loss` on line 17.
+  auto withLoss = [&](const std::string &loss) {
+    std::string text = valid();
+    text.replace(text.find("max_duration: 2ep"), 17,
+                 "max_duration: 2ep\nloss: " + loss);
+    return text;
+  };
+  ASSERT_TRUE(load(valid())) << errors;
+  EXPECT_EQ(config->loss->name(), "cross_entropy");
+  ASSERT_TRUE(load(withLoss("smooth_l1"))) << errors;
+  EXPECT_EQ(config->loss->name(), "smooth_l1");
+  ASSERT_TRUE(load(withLoss("{name: cross_entropy, ignore_index: 0}")))
+      << errors;
+  // Class 0 counts nowhere: the loss is the second sample's alone.
+  torch::Tensor logits =
+      torch::tensor({{1.0f, 2.0f, 3.0f}, {0.5f, 0.0f, 1.0f}});
+  torch::Tensor classes = torch::tensor({0, 1});
+  EXPECT_NEAR(config->loss->compute(logits, classes).item<double>(),
+              -logits.log_softmax(1)[1][1].item<double>(), 1e-6);
+  ASSERT_TRUE(load(valid(), {"loss={name: smooth_l1, beta: 0.5}"})) << errors;
+  EXPECT_EQ(config->loss->name(), "smooth_l1");
+
+  expectError(withLoss("hinge"),
+              ":17:7: error: unknown loss 'hinge'; expected one of: "
+              "binary_cross_entropy_with_logits, cross_entropy, l1, mse, "
+              "smooth_l1");
+  expectError(withLoss("{name: cross_entropy, label_smoothing: 2}"),
+              ":17:46: error: bad 'cross_entropy': cross_entropy: "
+              "label_smoothing must be in [0, 1]");
+  expectError(withLoss("{name: mse, beta: 1}"),
+              ":17:19: error: unknown key 'beta' in 'loss'");
+  expectError(withLoss("{ignore_index: 1}"),
+              ":17:8: error: missing required key 'name' in 'loss'");
+  expectError(withLoss("[mse]"), ":17:8: error: loss must be a loss's name");
+}
+
 TEST_F(RecipeTest, ReadsEveryAlgorithmsOptions) {
   std::vector<std::string> names =
       loadAlgorithms(R"(  label_smoothing: {smoothing: 0.2}

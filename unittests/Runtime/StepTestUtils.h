@@ -40,7 +40,7 @@ struct StandInStages final : StepStages {
                      LossNext) override {
     if (lossWith)
       return lossWith(outputs, target, perSample);
-    return computeLoss(step.state().lossName, outputs, target, perSample);
+    return step.state().lossFunction->compute(outputs, target, perSample);
   }
   void backward(TrainingStep &, const torch::Tensor &loss,
                 BackwardNext) override {

@@ -46,7 +46,7 @@ TrainerConfig twoParameterConfig(double w1, double w2) {
   TrainerConfig config;
   config.model = twoParameterModel(w1, w2);
   config.trainLoader = pairLoader(8, 8);
-  config.loss = "mse";
+  config.loss = createLoss("mse");
   config.optimizer.lr = 0.1;
   config.maxDuration = parseTime("1ba");
   config.threads = 1;
@@ -98,7 +98,7 @@ TEST(SamTrainerTest, AnInfiniteGradientSkipsTheWholeStep) {
   )");
   config.model = model;
   config.trainLoader = pairLoader(8, 8);
-  config.loss = "mse";
+  config.loss = createLoss("mse");
   config.maxDuration = parseTime("1ba");
   config.threads = 1;
   config.algorithms.push_back(createAlgorithm("sam"));

@@ -600,19 +600,20 @@ TEST(TrainingStepTest,
 TEST(TrainingStepTest, TheTrainersStagesComputeTheRecipesLoss) {
   torch::Tensor outputs = torch::tensor({{2.0f, 0.0f}, {0.0f, 1.0f}});
   torch::Tensor classes = torch::tensor({0, 0}, torch::kLong);
-  torch::Tensor perSample = computeLoss("cross_entropy", outputs, classes,
-                                        /*perSample=*/true);
+  auto crossEntropy = createLoss("cross_entropy");
+  torch::Tensor perSample =
+      crossEntropy->compute(outputs, classes, /*perSample=*/true);
   EXPECT_TRUE(torch::allclose(perSample, -outputs.log_softmax(1).select(1, 0),
                               1e-6, 1e-6));
-  EXPECT_NEAR(computeLoss("cross_entropy", outputs, classes).item<double>(),
+  EXPECT_NEAR(crossEntropy->compute(outputs, classes).item<double>(),
               perSample.mean().item<double>(), 1e-6);
   torch::Tensor target = torch::tensor({{1.0f, 0.0f}, {0.0f, 0.0f}});
-  EXPECT_TRUE(torch::allclose(computeLoss("mse", outputs, target, true),
+  EXPECT_TRUE(torch::allclose(createLoss("mse")->compute(outputs, target, true),
                               torch::tensor({0.5f, 0.5f})));
   GradScaler scaler(false);
   StandardStages standard(scaler);
   State state;
-  state.lossName = "mse";
+  state.lossFunction = createLoss("mse");
   TrainingStep step(state, standard);
   EXPECT_NEAR(step.loss(outputs, target).item<double>(), 0.5, 1e-6);
   EXPECT_TRUE(step.unscale()) << "no loss scaling: always finite";

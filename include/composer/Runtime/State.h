@@ -3,6 +3,7 @@
 #define COMPOSER_RUNTIME_STATE_H
 
 #include "composer/Runtime/Data.h"
+#include "composer/Runtime/Losses.h"
 #include "composer/Runtime/Optim.h"
 #include "composer/Runtime/Precision.h"
 #include "composer/Runtime/Time.h"
@@ -51,10 +52,10 @@ struct State {
   /// before EVAL_END.
   std::map<std::string, double> evalMetrics;
 
-  /// The recipe's loss by name ("cross_entropy", "mse"): what the training
-  /// step's loss stage and evaluation compute (computeLoss, TrainingStep.h),
-  /// and what an algorithm that needs the loss of other targets uses.
-  std::string lossName = "cross_entropy";
+  /// The recipe's loss (Losses.h): what the training step's loss stage and
+  /// evaluation compute, and what an algorithm that needs the loss of other
+  /// targets uses.
+  std::shared_ptr<const Loss> lossFunction = createLoss("cross_entropy");
   /// Whether this step's gradients are finite as the training step's clip
   /// stage leaves them (loss scaling found no overflow, SAM's second
   /// gradient neither); an algorithm may clear it at AFTER_BACKWARD to skip

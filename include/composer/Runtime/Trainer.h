@@ -27,9 +27,8 @@ struct TrainerConfig {
   std::shared_ptr<DataLoader> trainLoader;
   /// Optional; evaluation is skipped without it.
   std::shared_ptr<DataLoader> evalLoader;
-  /// "cross_entropy" (class indices or probabilities; [B, T, V] outputs of
-  /// language models are flattened) or "mse".
-  std::string loss = "cross_entropy";
+  /// A registered loss (Losses.h).
+  std::shared_ptr<const Loss> loss = createLoss("cross_entropy");
   OptimizerSpec optimizer;
   SchedulerSpec scheduler;
   Time maxDuration{1, TimeUnit::Epoch};

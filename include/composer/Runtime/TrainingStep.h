@@ -46,13 +46,6 @@ public:
 /// Throws TrainingError for anything else.
 torch::Tensor outputTensor(const c10::IValue &output);
 
-/// The recipe's loss `name` ("cross_entropy": class indices or
-/// probabilities, [B, T, V] outputs of language models flattened; otherwise
-/// "mse") of `outputs` against `target`: the batch mean, or one value per
-/// sample when `perSample`.
-torch::Tensor computeLoss(const std::string &name, const torch::Tensor &outputs,
-                          const torch::Tensor &target, bool perSample = false);
-
 class StepStages;
 class TrainingStep;
 
@@ -143,7 +136,7 @@ struct Microbatch {
 };
 
 /// The trainer's own stages: forward through the model, the recipe's loss
-/// (State::lossName), backward and reduction through the state's
+/// (State::lossFunction), backward and reduction through the state's
 /// communicator, loss scaling by `scaler`, the state's optimizer.
 class StandardStages final : public StepStages {
 public:
