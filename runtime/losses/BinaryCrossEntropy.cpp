@@ -15,7 +15,7 @@ struct BinaryCrossEntropyOptions {
   double posWeight = 1.0;
 };
 
-class BinaryCrossEntropy final : public Loss {
+class BinaryCrossEntropy final : public ElementwiseLoss {
 public:
   explicit BinaryCrossEntropy(const BinaryCrossEntropyOptions &options)
       : posWeight_(options.posWeight) {
@@ -26,19 +26,15 @@ public:
   std::string name() const override {
     return "binary_cross_entropy_with_logits";
   }
-  torch::Tensor compute(const torch::Tensor &outputs,
-                        const torch::Tensor &target,
-                        bool perSample) const override {
-    return elementwiseLoss(name(), outputs, target, perSample,
-                           [this](const torch::Tensor &x,
-                                  const torch::Tensor &y, int64_t reduction) {
-                             c10::optional<torch::Tensor> positive;
-                             if (posWeight_ != 1.0)
-                               positive =
-                                   torch::full({}, posWeight_, x.options());
-                             return torch::binary_cross_entropy_with_logits(
-                                 x, y, {}, positive, reduction);
-                           });
+
+protected:
+  torch::Tensor apply(const torch::Tensor &outputs, const torch::Tensor &target,
+                      int64_t reduction) const override {
+    c10::optional<torch::Tensor> positive;
+    if (posWeight_ != 1.0)
+      positive = torch::full({}, posWeight_, outputs.options());
+    return torch::binary_cross_entropy_with_logits(outputs, target, {},
+                                                   positive, reduction);
   }
 
 private:

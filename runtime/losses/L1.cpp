@@ -7,18 +7,15 @@ namespace {
 
 struct L1Options {};
 
-class L1 final : public Loss {
+class L1 final : public ElementwiseLoss {
 public:
   explicit L1(const L1Options &) {}
   std::string name() const override { return "l1"; }
-  torch::Tensor compute(const torch::Tensor &outputs,
-                        const torch::Tensor &target,
-                        bool perSample) const override {
-    return elementwiseLoss(
-        name(), outputs, target, perSample,
-        [](const torch::Tensor &x, const torch::Tensor &y, int64_t reduction) {
-          return torch::l1_loss(x, y, reduction);
-        });
+
+protected:
+  torch::Tensor apply(const torch::Tensor &outputs, const torch::Tensor &target,
+                      int64_t reduction) const override {
+    return torch::l1_loss(outputs, target, reduction);
   }
 };
 

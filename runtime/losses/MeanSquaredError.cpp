@@ -7,18 +7,15 @@ namespace {
 
 struct MeanSquaredErrorOptions {};
 
-class MeanSquaredError final : public Loss {
+class MeanSquaredError final : public ElementwiseLoss {
 public:
   explicit MeanSquaredError(const MeanSquaredErrorOptions &) {}
   std::string name() const override { return "mse"; }
-  torch::Tensor compute(const torch::Tensor &outputs,
-                        const torch::Tensor &target,
-                        bool perSample) const override {
-    return elementwiseLoss(
-        name(), outputs, target, perSample,
-        [](const torch::Tensor &x, const torch::Tensor &y, int64_t reduction) {
-          return torch::mse_loss(x, y, reduction);
-        });
+
+protected:
+  torch::Tensor apply(const torch::Tensor &outputs, const torch::Tensor &target,
+                      int64_t reduction) const override {
+    return torch::mse_loss(outputs, target, reduction);
   }
 };
 

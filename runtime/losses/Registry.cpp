@@ -38,19 +38,17 @@ std::string describeShape(const torch::Tensor &tensor) {
   return text + "]";
 }
 
-torch::Tensor elementwiseLoss(
-    std::string_view name, const torch::Tensor &outputs,
-    const torch::Tensor &target, bool perSample,
-    const std::function<torch::Tensor(const torch::Tensor &,
-                                      const torch::Tensor &, int64_t)> &fn) {
+torch::Tensor ElementwiseLoss::compute(const torch::Tensor &outputs,
+                                       const torch::Tensor &target,
+                                       bool perSample) const {
   if (outputs.sizes() != target.sizes())
-    throw std::invalid_argument(std::string(name) + ": outputs " +
-                                describeShape(outputs) + " and targets " +
-                                describeShape(target) + " must have one shape");
+    throw std::invalid_argument(name() + ": outputs " + describeShape(outputs) +
+                                " and targets " + describeShape(target) +
+                                " must have one shape");
   torch::Tensor typed = target.to(outputs.scalar_type());
   if (!perSample)
-    return fn(outputs, typed, at::Reduction::Mean);
-  return fn(outputs, typed, at::Reduction::None)
+    return apply(outputs, typed, at::Reduction::Mean);
+  return apply(outputs, typed, at::Reduction::None)
       .reshape({outputs.size(0), -1})
       .mean(1);
 }

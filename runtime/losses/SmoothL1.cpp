@@ -9,7 +9,7 @@ struct SmoothL1Options {
   double beta = 1.0;
 };
 
-class SmoothL1 final : public Loss {
+class SmoothL1 final : public ElementwiseLoss {
 public:
   explicit SmoothL1(const SmoothL1Options &options) : beta_(options.beta) {
     // LibTorch's own rule; beta 0 is plain L1.
@@ -18,15 +18,11 @@ public:
                          "must be >= 0, got " + std::to_string(beta_));
   }
   std::string name() const override { return "smooth_l1"; }
-  torch::Tensor compute(const torch::Tensor &outputs,
-                        const torch::Tensor &target,
-                        bool perSample) const override {
-    return elementwiseLoss(name(), outputs, target, perSample,
-                           [this](const torch::Tensor &x,
-                                  const torch::Tensor &y, int64_t reduction) {
-                             return torch::smooth_l1_loss(x, y, reduction,
-                                                          beta_);
-                           });
+
+protected:
+  torch::Tensor apply(const torch::Tensor &outputs, const torch::Tensor &target,
+                      int64_t reduction) const override {
+    return torch::smooth_l1_loss(outputs, target, reduction, beta_);
   }
 
 private:

@@ -14,7 +14,6 @@
 
 #include <torch/types.h>
 
-#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -66,16 +65,22 @@ public:
   }
 };
 
-/// An elementwise loss: `fn(outputs, target, reduction)` (a LibTorch loss
-/// taking at::Reduction) of `outputs` and a `target` of their shape, cast to
-/// their type. The mean over every element, or with `perSample` over each
-/// sample's. Throws std::invalid_argument, naming the loss `name`, for
-/// shapes that differ.
-torch::Tensor elementwiseLoss(
-    std::string_view name, const torch::Tensor &outputs,
-    const torch::Tensor &target, bool perSample,
-    const std::function<torch::Tensor(const torch::Tensor &,
-                                      const torch::Tensor &, int64_t)> &fn);
+/// A loss that is a LibTorch elementwise loss of `outputs` and a `target` of
+/// their shape, cast to their type: the mean over every element, or with
+/// `perSample` over each sample's. Shapes that differ are an error naming
+/// the loss.
+class ElementwiseLoss : public Loss {
+public:
+  torch::Tensor compute(const torch::Tensor &outputs,
+                        const torch::Tensor &target,
+                        bool perSample) const final;
+
+protected:
+  /// The LibTorch loss, reduced as `reduction` (at::Reduction) says.
+  virtual torch::Tensor apply(const torch::Tensor &outputs,
+                              const torch::Tensor &target,
+                              int64_t reduction) const = 0;
+};
 
 /// "[2, 3]": a tensor's sizes, for messages.
 std::string describeShape(const torch::Tensor &tensor);
