@@ -63,9 +63,11 @@ protected:
   double batches(const Time &time, const TimeContext &context) const {
     return toBatches(time, context, spec_.scaleScheduleRatio);
   }
-  /// The warmup in batches; not stretched by the scale-schedule ratio.
+  /// The warmup in batches, stretched by the scale-schedule ratio only
+  /// with scale_warmup.
   double warmupBatches(const TimeContext &context) const {
-    return toBatches(spec_.warmup, context, 1.0);
+    return toBatches(spec_.warmup, context,
+                     spec_.scaleWarmup ? spec_.scaleScheduleRatio : 1.0);
   }
   /// The fraction of (warmup, t_max] passed at batch `t`, in [0, 1]; 0 when
   /// t_max does not lie past the warmup (as Composer).
@@ -158,6 +160,29 @@ private:
   bool withWarmup_;
 };
 
+/// Composer's ConstantWithWarmupScheduler and MultiStepWithWarmupScheduler:
+/// linear from 0 to `peak` over t_warmup, then `after` (on the run's own
+/// clock, not one restarted after the warmup).
+class WarmupScheduler : public ScheduleBase {
+public:
+  WarmupScheduler(const SchedulerSpec &spec, double peak,
+                  std::unique_ptr<Scheduler> after)
+      : ScheduleBase(spec), peak_(peak), after_(std::move(after)) {}
+
+  double multiplier(const Timestamp &now,
+                    const TimeContext &context) const override {
+    double t = static_cast<double>(now.batch);
+    double warmup = warmupBatches(context);
+    if (t < warmup)
+      return peak_ * t / warmup;
+    return after_->multiplier(now, context);
+  }
+
+private:
+  double peak_;
+  std::unique_ptr<Scheduler> after_;
+};
+
 } // namespace
 
 std::unique_ptr<Scheduler> createScheduler(const SchedulerSpec &spec) {
@@ -188,11 +213,16 @@ std::unique_ptr<Scheduler> createScheduler(const SchedulerSpec &spec) {
   };
   using Shape = DecayScheduler::Shape;
 
-  if (name == "constant") {
+  if (name == "constant" || name == "constant_with_warmup") {
     if (!std::isfinite(spec.alpha) || spec.alpha < 0)
       fail("alpha must be >= 0, got " + std::to_string(spec.alpha));
     checkTime(spec, "t_max", spec.tMax);
-    return std::make_unique<ConstantScheduler>(spec);
+    auto constant = std::make_unique<ConstantScheduler>(spec);
+    if (name == "constant")
+      return constant;
+    checkTime(spec, "t_warmup", spec.warmup);
+    return std::make_unique<WarmupScheduler>(spec, spec.alpha,
+                                             std::move(constant));
   }
   if (name == "step") {
     checkGamma();
@@ -200,12 +230,16 @@ std::unique_ptr<Scheduler> createScheduler(const SchedulerSpec &spec) {
     return std::make_unique<GammaScheduler>(spec,
                                             GammaScheduler::Periods::Steps);
   }
-  if (name == "multistep") {
+  if (name == "multistep" || name == "multistep_with_warmup") {
     checkGamma();
     for (const Time &milestone : spec.milestones)
       checkTime(spec, "milestones", milestone);
-    return std::make_unique<GammaScheduler>(
+    auto multistep = std::make_unique<GammaScheduler>(
         spec, GammaScheduler::Periods::Milestones);
+    if (name == "multistep")
+      return multistep;
+    checkTime(spec, "t_warmup", spec.warmup);
+    return std::make_unique<WarmupScheduler>(spec, 1.0, std::move(multistep));
   }
   if (name == "exponential") {
     checkGamma();
@@ -237,9 +271,9 @@ std::unique_ptr<Scheduler> createScheduler(const SchedulerSpec &spec) {
   }
   throw std::invalid_argument(
       "unknown scheduler '" + name +
-      "' (expected constant, step, multistep, exponential, "
-      "cosine_with_warmup, cosine, linear_with_warmup, linear, polynomial or "
-      "polynomial_with_warmup)");
+      "' (expected constant, constant_with_warmup, step, multistep, "
+      "multistep_with_warmup, exponential, cosine_with_warmup, cosine, "
+      "linear_with_warmup, linear, polynomial or polynomial_with_warmup)");
 }
 
 } // namespace composer::runtime

@@ -420,6 +420,7 @@ public:
     spec.alphaI = reader.number(map, "alpha_i", spec.alphaI);
     spec.alphaF = reader.number(map, "alpha_f", spec.alphaF);
     spec.power = reader.number(map, "power", spec.power);
+    spec.scaleWarmup = reader.boolean(map, "scale_warmup", spec.scaleWarmup);
     check(map, [&] { createScheduler(spec); });
   }
 

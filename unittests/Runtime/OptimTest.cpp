@@ -226,6 +226,31 @@ void expectRejects(Spec s, const std::string &needle, ChangeFn change) {
   expectInvalid(s, needle);
 }
 
+TEST(SchedulerTest, ConstantAndMultiStepWithWarmup) {
+  // Composer: linear from 0 to alpha over t_warmup, then ConstantScheduler
+  // (alpha until t_max, then 1).
+  SchedulerSpec s = spec("constant_with_warmup");
+  s.warmup = ba(10);
+  s.alpha = 0.5;
+  s.tMax = ba(40);
+  expectAt(*createScheduler(s),
+           {{0, 0.0}, {4, 0.2}, {10, 0.5}, {39, 0.5}, {40, 1.0}});
+  // Linear from 0 to 1, then the milestones on the run's own clock.
+  s = spec("multistep_with_warmup");
+  s.warmup = ba(10);
+  s.milestones = {ba(20), ba(30)};
+  s.gamma = 0.5;
+  expectAt(*createScheduler(s),
+           {{0, 0.0}, {5, 0.5}, {10, 1.0}, {19, 1.0}, {20, 0.5}, {30, 0.25}});
+  // scale_warmup stretches the warmup with the milestones.
+  s.scaleScheduleRatio = 2;
+  expectAt(*createScheduler(s), {{10, 1.0}, {39, 1.0}, {40, 0.5}});
+  s.scaleWarmup = true;
+  expectAt(*createScheduler(s), {{10, 0.5}, {20, 1.0}, {40, 0.5}});
+  s.warmup = ba(-1);
+  expectInvalid(s, "t_warmup");
+}
+
 TEST(SchedulerTest, Validation) {
   expectInvalid(spec("cosine_annealing_typo"), "unknown scheduler");
   expectRejects(spec("step"), "gamma", [](auto &s) { s.gamma = 0; });

@@ -77,6 +77,9 @@ struct SchedulerSpec {
   double alphaF = 0.0;
   double power = 2.0;
   double scaleScheduleRatio = 1.0;
+  /// Whether the scale-schedule ratio stretches t_warmup too (Composer's
+  /// scale_warmup; off by default, as there).
+  bool scaleWarmup = false;
 };
 
 class Scheduler {
