@@ -379,8 +379,8 @@ EvalResult Trainer::evaluate() {
       language = language || outputs.dim() == 3;
       const torch::Tensor &target = state_.batch.target;
       int64_t size = state_.batch.size();
-      lossSum +=
-          config_.loss->compute(outputs, target).item<double>() * double(size);
+      lossSum += state_.lossFunction->compute(outputs, target).item<double>() *
+                 double(size);
       samples += size;
       // Class indices: one fewer dimension than the logits, whose classes
       // are last for a language model's [B, T, V], else dimension 1.
@@ -411,7 +411,7 @@ EvalResult Trainer::evaluate() {
                         {"CrossEntropy", result.loss}};
   // A language model's cross entropy is the mean per token (samples hold
   // equally many tokens), so its exp is the per-token perplexity.
-  if (language && config_.loss->name() == "cross_entropy")
+  if (language && state_.lossFunction->name() == "cross_entropy")
     state_.evalMetrics["Perplexity"] = std::exp(result.loss);
   std::map<std::string, double> metrics;
   for (const auto &[name, value] : state_.evalMetrics)

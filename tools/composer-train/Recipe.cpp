@@ -432,14 +432,11 @@ public:
       entry.used = true;
       const AlgorithmInfo *info = findAlgorithm(entry.key);
       if (!info) {
-        std::vector<std::string> names;
-        for (const AlgorithmInfo *algorithm : getRegisteredAlgorithms())
-          names.push_back(algorithm->name);
         // One error for the name, none for its options.
         reader.markRead(entry.value);
-        reader.error(entry.keyLoc,
-                     "unknown algorithm '" + entry.key +
-                         "'; expected one of: " + llvm::join(names, ", "));
+        reader.error(entry.keyLoc, "unknown algorithm '" + entry.key +
+                                       "'; expected one of: " +
+                                       namesOf(getRegisteredAlgorithms()));
         continue;
       }
       RecipeValue noOptions;
@@ -482,13 +479,10 @@ public:
     }
     const LossInfo *info = findLoss(name->scalar);
     if (!info) {
-      std::vector<std::string> names;
-      for (const LossInfo *known : getRegisteredLosses())
-        names.push_back(known->name);
       reader.markRead(*value);
       reader.error(name->loc,
                    "unknown loss '" + name->scalar +
-                       "'; expected one of: " + llvm::join(names, ", "));
+                       "'; expected one of: " + namesOf(getRegisteredLosses()));
       return;
     }
     if (auto created = create(*info, *options, name->loc))
@@ -496,6 +490,15 @@ public:
   }
 
 private:
+  /// "a, b, c": the names of registered components, for messages.
+  template <typename Info>
+  static std::string namesOf(const std::vector<const Info *> &infos) {
+    std::vector<std::string> names;
+    for (const Info *info : infos)
+      names.push_back(info->name);
+    return llvm::join(names, ", ");
+  }
+
   /// Creates the component `info` describes from the recipe mapping
   /// `options`. A bad option is an error at the first option at fault the
   /// recipe sets, or at `at` (the component's name) when a default is at

@@ -10,6 +10,8 @@
 #include "composer/Runtime/Data.h"
 #include "composer/Runtime/ImageFolder.h"
 
+#include "TestFiles.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -17,21 +19,20 @@
 #include <sstream>
 
 using namespace composer::runtime;
+using namespace composer::runtime::testutils;
 
 namespace {
 
 /// The files of make_test_images.py, made once for the whole binary.
 const std::string &testImages() {
   static const std::string dir = [] {
-    std::string pattern = testing::TempDir() + "composer-images-XXXXXX";
-    if (!mkdtemp(pattern.data()))
-      throw std::runtime_error("mkdtemp failed");
+    std::string dir = makeTempDir("composer-images");
     std::string command = std::string(COMPOSER_PYTHON) + " " +
                           COMPOSER_SOURCE_DIR +
-                          "/unittests/Runtime/make_test_images.py " + pattern;
+                          "/unittests/Runtime/make_test_images.py " + dir;
     if (std::system(command.c_str()) != 0)
       throw std::runtime_error("make_test_images.py failed");
-    return pattern + "/";
+    return dir;
   }();
   return dir;
 }
