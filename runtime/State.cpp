@@ -24,6 +24,8 @@ torch::Generator State::generatorFor(const std::string &purpose) const {
   uint64_t key = mix(seed) ^ mix(uint64_t(timestamp.batch) + 1);
   if (rank != 0)
     key = mix(key ^ (uint64_t(rank) << 32));
+  if (microbatch != 0)
+    key = mix(key ^ (uint64_t(microbatch) << 48));
   for (char c : purpose)
     key = mix(key ^ uint64_t(uint8_t(c)));
   return at::make_generator<at::CPUGeneratorImpl>(key);

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "composer/Runtime/Trainer.h"
+#include "composer/Runtime/MemoryLimit.h"
 
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
@@ -52,6 +53,12 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
     throw std::invalid_argument("max_duration cannot be in 'dur'");
   if (config_.scaleScheduleRatio <= 0)
     throw std::invalid_argument("scale_schedule_ratio must be positive");
+  if (config_.microbatchSize < 0)
+    throw std::invalid_argument(
+        "device_train_microbatch_size must be positive");
+  if (config_.cpuMemoryLimit < 0)
+    throw std::invalid_argument("the CPU memory limit must not be negative");
+  microbatchSize_ = config_.microbatchSize;
   if (config_.threads > 0)
     at::set_num_threads(config_.threads);
   torch::jit::setGraphExecutorOptimize(config_.jitOptimize);
@@ -135,6 +142,25 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
   }
   for (const std::string &warning : warnings_)
     std::cerr << "composer-train: warning: " << warning << "\n";
+
+  if (config_.evalLoader)
+    config_.evaluators.insert(config_.evaluators.begin(),
+                              Evaluator{"eval", config_.evalLoader});
+  for (size_t i = 0; i < config_.evaluators.size(); ++i) {
+    Evaluator &evaluator = config_.evaluators[i];
+    if (!evaluator.loader)
+      throw std::invalid_argument("evaluator '" + evaluator.label +
+                                  "' has no data");
+    for (size_t j = 0; j < i; ++j)
+      if (config_.evaluators[j].label == evaluator.label)
+        throw std::invalid_argument("two evaluators are labelled '" +
+                                    evaluator.label + "'");
+    if (evaluator.subsetNumBatches < 0)
+      throw std::invalid_argument("subset_num_batches must not be negative");
+    if (evaluator.metrics.empty())
+      evaluator.metrics = createDefaultMetrics(config_.loss);
+  }
+  lastEvalBatch_.assign(config_.evaluators.size(), -1);
 
   extras_.algorithms = &config_.algorithms;
   extras_.gradScaler = gradScaler_.get();
@@ -225,34 +251,23 @@ void Trainer::trainBatch(Batch batch) {
   fire(Event::BatchStart);
   fire(Event::BeforeTrainBatch);
   optimizer_->setLrMultiplier(scheduler_->multiplier(now, state_.time));
-  optimizer_->zeroGrad();
-  // One microbatch: the whole batch. What the model and the loss see is
-  // recorded as algorithms leave it at BEFORE_FORWARD and BEFORE_LOSS, so
-  // that recomputed gradients are those of the same loss.
-  std::vector<Microbatch> &microbatches = step_->microbatches();
-  microbatches.clear();
-  Microbatch &microbatch = microbatches.emplace_back();
+  const Batch whole = state_.batch;
   {
-    AutocastGuard autocast(config_.precision, config_.device);
-    fire(Event::BeforeForward);
-    microbatch.input = state_.batch.input;
-    state_.outputs = step_->forward(microbatch.input);
-    fire(Event::AfterForward);
-    fire(Event::BeforeLoss);
-    microbatch.target = state_.batch.target;
-    state_.loss = step_->loss(state_.outputs, microbatch.target);
-    fire(Event::AfterLoss);
+    std::optional<ScopedCpuMemoryLimit> limit;
+    if (config_.cpuMemoryLimit > 0 && config_.device.is_cpu())
+      limit.emplace(config_.cpuMemoryLimit);
+    if (config_.autoMicrobatch)
+      accumulateGradientsAdapting(whole);
+    else
+      accumulateGradients(whole);
   }
-  // Algorithms may replace the loss here (MixUp's interpolate_loss).
-  fire(Event::BeforeBackward);
   double loss = groupLoss();
-  step_->backward(state_.loss);
   step_->reduce();
   state_.gradientsFinite = step_->clip(step_->unscale());
   fire(Event::AfterBackward);
   step_->optimizerStep(state_.gradientsFinite);
   step_->postStep();
-  microbatches.clear();
+  step_->microbatches().clear();
   fire(Event::AfterTrainBatch);
 
   // Composer counts the samples the loader gave, before any algorithm
@@ -265,11 +280,106 @@ void Trainer::trainBatch(Batch batch) {
   now.sampleInEpoch += samples;
   now.token += tokens;
   now.tokenInEpoch += tokens;
-  config_.logger.logMetrics(
-      {{"loss/train/total", loss},
-       {"lr-" + config_.optimizer.name + "/group0", optimizer_->lr()}},
-      now.batch);
+  std::map<std::string, double> metrics = {
+      {"loss/train/total", loss},
+      {"lr-" + config_.optimizer.name + "/group0", optimizer_->lr()}};
+  if (config_.autoMicrobatch)
+    metrics["trainer/device_train_microbatch_size"] = double(microbatchSize_);
+  config_.logger.logMetrics(metrics, now.batch);
   fire(Event::BatchEnd);
+}
+
+void Trainer::accumulateGradients(const Batch &batch) {
+  optimizer_->zeroGrad();
+  int64_t size = microbatchSize_ > 0 ? std::min(microbatchSize_, batch.size())
+                                     : batch.size();
+  std::vector<torch::Tensor> inputs = batch.input.split(size);
+  std::vector<torch::Tensor> targets = batch.target.split(size);
+  const Loss &lossFunction = *state_.lossFunction;
+  std::vector<double> shares(inputs.size());
+  double total = 0;
+  for (size_t index = 0; index < inputs.size(); ++index) {
+    shares[index] = config_.accumulateOnTokens
+                        ? double(lossFunction.termCount(targets[index]))
+                        : double(inputs[index].size(0));
+    total += shares[index];
+  }
+  // What the model and the loss see is recorded as algorithms leave it at
+  // BEFORE_FORWARD and BEFORE_LOSS, so that recomputed gradients are those
+  // of the same loss.
+  std::vector<Microbatch> &microbatches = step_->microbatches();
+  microbatches.clear();
+  torch::Tensor batchLoss;
+  for (size_t index = 0; index < inputs.size(); ++index) {
+    state_.microbatch = int64_t(index);
+    state_.batch = Batch{inputs[index], targets[index]};
+    Microbatch &microbatch = microbatches.emplace_back();
+    microbatch.weight = total > 0 ? shares[index] / total : 0.0;
+    {
+      AutocastGuard autocast(config_.precision, config_.device);
+      fire(Event::BeforeForward);
+      microbatch.input = state_.batch.input;
+      state_.outputs = step_->forward(microbatch.input);
+      fire(Event::AfterForward);
+      fire(Event::BeforeLoss);
+      microbatch.target = state_.batch.target;
+      state_.loss = step_->loss(state_.outputs, microbatch.target);
+      fire(Event::AfterLoss);
+    }
+    // Algorithms may replace the loss here (MixUp's interpolate_loss).
+    fire(Event::BeforeBackward);
+    torch::Tensor weighted = microbatch.weight == 1.0
+                                 ? state_.loss
+                                 : state_.loss * microbatch.weight;
+    torch::Tensor share = weighted.detach().to(torch::kDouble);
+    batchLoss = batchLoss.defined() ? batchLoss + share : share;
+    step_->setOverlapReduction(!config_.autoMicrobatch &&
+                               index + 1 == inputs.size());
+    step_->backward(weighted);
+  }
+  state_.microbatch = 0;
+  state_.batch = batch;
+  state_.loss = batchLoss;
+}
+
+void Trainer::accumulateGradientsAdapting(const Batch &batch) {
+  if (microbatchSize_ <= 0)
+    microbatchSize_ = batch.size();
+  for (;;) {
+    bool outOfMemory = false;
+    try {
+      accumulateGradients(batch);
+    } catch (const std::exception &e) {
+      if (!isOutOfMemory(e))
+        throw;
+      outOfMemory = true;
+    }
+    // Composer's rule: every rank halves when any rank ran out.
+    if (Communicator *communicator = config_.communicator.get()) {
+      torch::Tensor flag = torch::tensor({outOfMemory ? 1.0 : 0.0});
+      communicator->allReduceSum(flag);
+      outOfMemory = flag.item<double>() > 0;
+    }
+    if (!outOfMemory)
+      return;
+    // Free what the failed attempt holds before the next one.
+    optimizer_->zeroGrad();
+    step_->microbatches().clear();
+    state_.outputs = torch::Tensor();
+    state_.loss = torch::Tensor();
+    state_.microbatch = 0;
+    state_.batch = batch;
+    if (microbatchSize_ == 1)
+      throw TrainingError("out of memory at epoch " +
+                          std::to_string(state_.timestamp.epoch) + ", batch " +
+                          std::to_string(state_.timestamp.batch) +
+                          " with a microbatch of one sample; the model does "
+                          "not fit");
+    microbatchSize_ = (microbatchSize_ + 1) / 2;
+    std::cerr << "composer-train: out of memory; retrying the batch with "
+                 "device_train_microbatch_size "
+              << microbatchSize_ << "\n";
+  }
 }
 
 void Trainer::saveCheckpoint() {
@@ -289,10 +399,18 @@ void Trainer::maybeCheckpoint(Event event, const Time &interval) {
   fire(event);
 }
 
-void Trainer::maybeEvaluate(const Time &interval, bool epochBoundary) {
-  if (config_.evalLoader &&
-      crossedInterval(state_.time, state_.timestamp, interval, epochBoundary))
-    evaluate();
+void Trainer::evaluateDue(bool epochBoundary, bool all) {
+  const Timestamp &now = state_.timestamp;
+  for (size_t i = 0; i < config_.evaluators.size(); ++i) {
+    Evaluator &evaluator = config_.evaluators[i];
+    if (lastEvalBatch_[i] == now.batch)
+      continue;
+    if (all ||
+        crossedInterval(state_.time, now,
+                        evaluator.interval.value_or(config_.evalInterval),
+                        epochBoundary))
+      evaluate(evaluator);
+  }
 }
 
 void Trainer::fit() {
@@ -300,7 +418,6 @@ void Trainer::fit() {
   fire(Event::FitStart);
   Timestamp &now = state_.timestamp;
   DataLoader &loader = *config_.trainLoader;
-  int64_t lastEvalBatch = -1;
   while (!state_.time.reached(now, state_.time.maxDuration) &&
          !state_.stopRequested) {
     if (now.batchInEpoch == 0)
@@ -322,11 +439,7 @@ void Trainer::fit() {
       step_->selectBatch();
       fire(Event::AfterDataloader);
       trainBatch(std::move(state_.batch));
-      if (config_.evalLoader &&
-          crossedInterval(state_.time, now, config_.evalInterval, false)) {
-        evaluate();
-        lastEvalBatch = now.batch;
-      }
+      evaluateDue(/*epochBoundary=*/false);
       maybeCheckpoint(Event::BatchCheckpoint, config_.saveInterval);
       if (now.batchInEpoch >= state_.time.batchesPerEpoch) {
         epochDone = true;
@@ -340,16 +453,14 @@ void Trainer::fit() {
     ++now.epoch;
     now.batchInEpoch = now.sampleInEpoch = now.tokenInEpoch = 0;
     fire(Event::EpochEnd);
-    if (config_.evalLoader &&
-        crossedInterval(state_.time, now, config_.evalInterval, true)) {
-      evaluate();
-      lastEvalBatch = now.batch;
-    }
+    evaluateDue(/*epochBoundary=*/true);
     maybeCheckpoint(Event::EpochCheckpoint, config_.saveInterval);
   }
+  if (state_.stopRequested && !state_.stopReason.empty())
+    std::cerr << "composer-train: stopping at batch " << now.batch << ": "
+              << state_.stopReason << "\n";
   // The end of a run is always evaluated and saved.
-  if (config_.evalLoader && lastEvalBatch != now.batch)
-    evaluate();
+  evaluateDue(/*epochBoundary=*/false, /*all=*/true);
   if (checkpoints_ && lastCheckpointBatch_ != now.batch)
     saveCheckpoint();
   fire(Event::FitEnd);
@@ -357,67 +468,82 @@ void Trainer::fit() {
 }
 
 EvalResult Trainer::evaluate() {
-  if (!config_.evalLoader)
+  if (config_.evaluators.empty())
     throw std::invalid_argument("no evaluation data");
+  EvalResult first;
+  for (size_t i = 0; i < config_.evaluators.size(); ++i) {
+    EvalResult result = evaluate(config_.evaluators[i]);
+    if (i == 0)
+      first = result;
+  }
+  return first;
+}
+
+EvalResult Trainer::evaluate(Evaluator &evaluator) {
   fire(Event::EvalStart);
   state_.model.eval();
-  double lossSum = 0;
-  int64_t correct = 0, counted = 0, samples = 0;
-  bool language = false;
+  for (const auto &metric : evaluator.metrics)
+    metric->reset();
+  int64_t samples = 0;
   {
     torch::NoGradGuard noGrad;
     AutocastGuard autocast(config_.precision, config_.device);
-    DataLoader &loader = *config_.evalLoader;
+    DataLoader &loader = *evaluator.loader;
     loader.startEpoch(0);
-    while (std::optional<Batch> batch = loader.next()) {
+    int64_t batches = 0;
+    while (evaluator.subsetNumBatches == 0 ||
+           batches < evaluator.subsetNumBatches) {
+      std::optional<Batch> batch = loader.next();
+      if (!batch)
+        break;
+      ++batches;
       state_.batch = onDevice(std::move(*batch), loader);
       fire(Event::EvalBatchStart);
       fire(Event::EvalBeforeForward);
       state_.outputs = outputTensor(state_.model.forward({state_.batch.input}));
       fire(Event::EvalAfterForward);
-      torch::Tensor outputs = state_.outputs.to(torch::kFloat);
-      language = language || outputs.dim() == 3;
-      const torch::Tensor &target = state_.batch.target;
-      int64_t size = state_.batch.size();
-      lossSum += state_.lossFunction->compute(outputs, target).item<double>() *
-                 double(size);
-      samples += size;
-      // Class indices: one fewer dimension than the logits, whose classes
-      // are last for a language model's [B, T, V], else dimension 1.
-      if (!torch::isFloatingType(target.scalar_type()) &&
-          target.dim() == outputs.dim() - 1) {
-        int64_t classes = outputs.dim() == 3 ? 2 : 1;
-        correct += outputs.argmax(classes).eq(target).sum().item<int64_t>();
-        counted += target.numel();
+      for (const auto &metric : evaluator.metrics) {
+        try {
+          metric->update(state_.outputs, state_.batch.target);
+        } catch (const std::invalid_argument &e) {
+          throw TrainingError("evaluator '" + evaluator.label +
+                              "': " + e.what());
+        }
       }
+      samples += state_.batch.size();
       fire(Event::EvalBatchEnd);
     }
   }
-  if (Communicator *communicator = config_.communicator.get()) {
-    torch::Tensor sums = torch::tensor(
-        {lossSum, double(correct), double(counted), double(samples)},
-        torch::kDouble);
-    communicator->allReduceSum(sums);
-    lossSum = sums[0].item<double>();
-    correct = sums[1].item<int64_t>();
-    counted = sums[2].item<int64_t>();
-    samples = sums[3].item<int64_t>();
+  // Every metric's totals, added across ranks in one collective.
+  std::vector<torch::Tensor> totals;
+  for (const auto &metric : evaluator.metrics)
+    totals.push_back(metric->totals());
+  totals.push_back(torch::tensor({double(samples)}, torch::kDouble));
+  torch::Tensor all = torch::cat(totals);
+  if (Communicator *communicator = config_.communicator.get())
+    communicator->allReduceSum(all);
+  std::map<std::string, double> values;
+  int64_t offset = 0;
+  for (const auto &metric : evaluator.metrics) {
+    int64_t size = metric->totals().numel();
+    if (std::optional<double> value =
+            metric->compute(all.narrow(0, offset, size)))
+      values[metric->name()] = *value;
+    offset += size;
   }
   EvalResult result;
-  result.samples = samples;
-  result.loss = samples ? lossSum / double(samples) : 0;
-  result.accuracy = counted ? double(correct) / double(counted) : 0;
-  state_.evalMetrics = {{"Accuracy", result.accuracy},
-                        {"CrossEntropy", result.loss}};
-  // A language model's cross entropy is the mean per token (samples hold
-  // equally many tokens), so its exp is the per-token perplexity.
-  if (language && state_.lossFunction->name() == "cross_entropy")
-    state_.evalMetrics["Perplexity"] = std::exp(result.loss);
-  std::map<std::string, double> metrics;
-  for (const auto &[name, value] : state_.evalMetrics)
-    metrics["metrics/eval/" + name] = value;
-  config_.logger.logMetrics(metrics, state_.timestamp.batch);
+  result.samples = int64_t(all[offset].item<double>());
+  result.accuracy = values.count("Accuracy") ? values["Accuracy"] : 0;
+  result.loss = values.count("CrossEntropy") ? values["CrossEntropy"] : 0;
+  state_.evalMetrics = values;
+  state_.evalLabel = evaluator.label;
+  std::map<std::string, double> logged;
+  for (const auto &[name, value] : values)
+    logged["metrics/" + evaluator.label + "/" + name] = value;
+  config_.logger.logMetrics(logged, state_.timestamp.batch);
   lastEval_ = result;
+  lastEvalBatch_[&evaluator - config_.evaluators.data()] =
+      state_.timestamp.batch;
   fire(Event::EvalEnd);
   state_.model.train();
   return result;

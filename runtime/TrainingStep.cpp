@@ -45,10 +45,11 @@ torch::Tensor StandardStages::loss(TrainingStep &step,
 void StandardStages::backward(TrainingStep &step, const torch::Tensor &loss,
                               BackwardNext) {
   Communicator *communicator = step.state().communicator;
-  if (!communicator) {
+  if (!communicator || !step.overlapsReduction()) {
     scaler_.scale(loss).backward();
     return;
   }
+  reductionStarted_ = true;
   communicator->prepareForBackward(loss);
   try {
     scaler_.scale(loss).backward();
@@ -63,8 +64,13 @@ void StandardStages::reduce(TrainingStep &step, ReduceNext) {
   Communicator *communicator = step.state().communicator;
   if (!communicator)
     return;
+  bool started = reductionStarted_;
+  reductionStarted_ = false;
   try {
-    communicator->finishBackward();
+    if (started)
+      communicator->finishBackward();
+    else
+      communicator->averageAccumulatedGradients();
   } catch (const DistributedError &) {
     throw;
   } catch (const std::exception &e) {
@@ -151,14 +157,18 @@ void TrainingStep::postStep() {
 
 bool TrainingStep::recomputeGradients() {
   state_.optimizer->zeroGrad();
-  for (const Microbatch &microbatch : microbatches_) {
+  bool overlap = overlapReduction_;
+  for (size_t index = 0; index < microbatches_.size(); ++index) {
+    const Microbatch &microbatch = microbatches_[index];
     torch::Tensor loss;
     {
       AutocastGuard autocast(state_.precision, state_.device);
       loss = this->loss(forward(microbatch.input), microbatch.target);
     }
-    backward(loss);
+    overlapReduction_ = overlap && index + 1 == microbatches_.size();
+    backward(microbatch.weight == 1.0 ? loss : loss * microbatch.weight);
   }
+  overlapReduction_ = overlap;
   reduce();
   return unscale();
 }

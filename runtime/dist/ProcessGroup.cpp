@@ -209,6 +209,36 @@ public:
           slice(index).zero_();
       launch(b);
     }
+    waitAndAverage();
+  }
+
+  void averageAccumulatedGradients() override {
+    torch::NoGradGuard noGrad;
+    for (size_t index = 0; index < parameters_.size(); ++index) {
+      const torch::Tensor &parameter = parameters_[index];
+      if (parameter.requires_grad() && parameter.grad().defined())
+        slice(index).copy_(parameter.grad().reshape({-1}));
+      else
+        slice(index).zero_();
+    }
+    for (size_t b = 0; b < buckets_.size(); ++b)
+      launch(b);
+    waitAndAverage();
+  }
+
+  void barrier() override {
+    run("barrier", [&] { return group_->barrier(); });
+  }
+
+  [[noreturn]] void fail(const std::string &what) override {
+    throw DistributedError("rank " + std::to_string(env_.rank) + ": " +
+                           lostRanks() + " (" + firstLine(what) + ")");
+  }
+
+private:
+  /// Waits for every bucket's all-reduce and leaves the averages in the
+  /// parameters' gradients.
+  void waitAndAverage() {
     torch::NoGradGuard noGrad;
     for (Bucket &bucket : buckets_) {
       try {
@@ -230,16 +260,6 @@ public:
     }
   }
 
-  void barrier() override {
-    run("barrier", [&] { return group_->barrier(); });
-  }
-
-  [[noreturn]] void fail(const std::string &what) override {
-    throw DistributedError("rank " + std::to_string(env_.rank) + ": " +
-                           lostRanks() + " (" + firstLine(what) + ")");
-  }
-
-private:
   static std::string firstLine(const std::string &text) {
     return text.substr(0, text.find('\n'));
   }
@@ -332,7 +352,14 @@ private:
     if (!inBackward_)
       return;
     torch::NoGradGuard noGrad;
-    slice(index).copy_(grad.reshape({-1}));
+    // A leaf's hook runs before its gradient accumulates: what earlier
+    // microbatches left is added here.
+    torch::Tensor target = slice(index);
+    const torch::Tensor &accumulated = parameters_[index].grad();
+    if (accumulated.defined())
+      torch::add_out(target, accumulated.reshape({-1}), grad.reshape({-1}));
+    else
+      target.copy_(grad.reshape({-1}));
     Bucket &bucket = buckets_[slot_[index].first];
     if (--bucket.pending > 0 || findUnused_)
       return;

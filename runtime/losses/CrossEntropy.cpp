@@ -66,6 +66,15 @@ public:
     return each.sum(1) / counted;
   }
 
+  /// The targets that count: class indices other than ignore_index, or one
+  /// distribution per prediction.
+  int64_t termCount(const torch::Tensor &target) const override {
+    if (!torch::isFloatingType(target.scalar_type()))
+      return target.ne(options_.ignoreIndex).sum().item<int64_t>();
+    int64_t classDim = target.dim() == 3 ? 2 : 1;
+    return target.dim() > 1 ? target.numel() / target.size(classDim) : 0;
+  }
+
 private:
   void checkShapes(const torch::Tensor &outputs, const torch::Tensor &target,
                    const torch::Tensor &logits, const torch::Tensor &labels,

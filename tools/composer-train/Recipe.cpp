@@ -16,6 +16,7 @@
 #include "composer/Runtime/ImageFolder.h"
 #include "composer/Runtime/Losses.h"
 #include "composer/Runtime/Mds.h"
+#include "composer/Runtime/Metrics.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -52,6 +53,8 @@ public:
     config.scaleScheduleRatio =
         reader.number(root, "scale_schedule_ratio", 1.0);
     loss(root, config);
+    microbatching(root, config);
+    stoppers(root, config);
     config.threads = int(reader.integer(root, "threads", 0));
     config.jitOptimize = reader.boolean(root, "jit_optimize", false);
     if (const RecipeValue *precision = reader.get(root, "precision")) {
@@ -90,6 +93,67 @@ public:
       reader.error(root.loc, "'dist_timeout' must be positive (seconds)");
     config.distributedTimeout =
         std::chrono::milliseconds(int64_t(timeout * 1000));
+  }
+
+  /// `callbacks:` early_stopper and threshold_stopper, which every rank
+  /// runs (they decide when the run ends; all ranks see the same metrics).
+  void stoppers(const RecipeValue &root, TrainerConfig &config) {
+    const RecipeValue &callbacks = reader.mapping(root, "callbacks");
+    auto monitored = [&](const RecipeValue &map, StringRef name) {
+      MonitoredMetric metric;
+      if (const RecipeValue *monitor = reader.require(map, "monitor", name))
+        metric.monitor = monitor->scalar;
+      metric.label = reader.string(map, "dataloader_label", metric.label);
+      if (const RecipeValue *comp = reader.get(map, "comp")) {
+        if (comp->scalar == "higher")
+          metric.direction = MetricDirection::Higher;
+        else if (comp->scalar == "lower")
+          metric.direction = MetricDirection::Lower;
+        else
+          reader.error(comp->loc, "'comp' must be 'higher' or 'lower' (which "
+                                  "way the metric improves)");
+      }
+      return metric;
+    };
+    if (reader.get(callbacks, "early_stopper")) {
+      const RecipeValue &map = reader.mapping(callbacks, "early_stopper");
+      MonitoredMetric metric = monitored(map, "early_stopper");
+      double minDelta = reader.number(map, "min_delta", 0.0);
+      Time patience = reader.time(map, "patience", Time{1, TimeUnit::Epoch});
+      try {
+        config.callbacks.push_back(
+            createEarlyStopper(metric, minDelta, patience));
+      } catch (const std::invalid_argument &e) {
+        reader.error(map.loc, e.what());
+      }
+    }
+    if (reader.get(callbacks, "threshold_stopper")) {
+      const RecipeValue &map = reader.mapping(callbacks, "threshold_stopper");
+      MonitoredMetric metric = monitored(map, "threshold_stopper");
+      if (reader.require(map, "threshold", "threshold_stopper"))
+        config.callbacks.push_back(createThresholdStopper(
+            metric, reader.number(map, "threshold", 0.0)));
+    }
+  }
+
+  /// `device_train_microbatch_size: N | auto` and
+  /// `accumulate_train_batch_on_tokens`.
+  void microbatching(const RecipeValue &root, TrainerConfig &config) {
+    if (const RecipeValue *size =
+            reader.get(root, "device_train_microbatch_size")) {
+      long long samples = 0;
+      if (size->kind == RecipeValue::Kind::Scalar && size->scalar == "auto")
+        config.autoMicrobatch = true;
+      else if (size->kind != RecipeValue::Kind::Scalar ||
+               StringRef(size->scalar).getAsInteger(10, samples) ||
+               samples <= 0)
+        reader.error(size->loc, "'device_train_microbatch_size' must be a "
+                                "positive number of samples, or 'auto'");
+      else
+        config.microbatchSize = samples;
+    }
+    config.accumulateOnTokens =
+        reader.boolean(root, "accumulate_train_batch_on_tokens", false);
   }
 
   /// Loads the TorchScript file named at `model`; false after a diagnostic.
@@ -260,6 +324,70 @@ public:
       reader.error(normalize.loc, "'mean' and 'std' must have one value "
                                   "per channel each");
     return plan;
+  }
+
+  /// An evaluator's data section and, beside its data keys, `metrics`,
+  /// `interval` and `subset_num_batches`.
+  struct EvaluatorPlan {
+    std::string label;
+    DataPlan data;
+    std::vector<std::shared_ptr<Metric>> metrics;
+    std::optional<Time> interval;
+    int64_t subsetNumBatches = 0;
+  };
+
+  std::optional<EvaluatorPlan> planEvaluator(const RecipeValue &map,
+                                             StringRef key, StringRef label) {
+    std::optional<DataPlan> data = planData(map, key, /*training=*/false);
+    if (!data)
+      return std::nullopt;
+    EvaluatorPlan plan;
+    plan.label = label.str();
+    const RecipeValue &spec = *data->node;
+    plan.data = std::move(*data);
+    if (const RecipeValue *metrics = reader.get(spec, "metrics")) {
+      if (metrics->kind != RecipeValue::Kind::Sequence) {
+        reader.markRead(*metrics);
+        reader.error(metrics->loc, "'metrics' must be a list of metric names "
+                                   "or {name: ..., options} mappings");
+      } else {
+        for (const RecipeValue &item : metrics->items)
+          if (auto created = component<Metric>(item, "metric", findMetric,
+                                               getRegisteredMetrics))
+            plan.metrics.push_back(std::move(created));
+      }
+    }
+    if (reader.get(spec, "interval"))
+      plan.interval = reader.time(spec, "interval", Time{});
+    plan.subsetNumBatches = reader.integer(spec, "subset_num_batches", 0);
+    if (plan.subsetNumBatches < 0)
+      reader.error(reader.get(spec, "subset_num_batches")->loc,
+                   "'subset_num_batches' must not be negative");
+    return plan;
+  }
+
+  /// `eval_data` (the evaluator `eval`) and the `evaluators` mapping.
+  std::vector<EvaluatorPlan> planEvaluators(const RecipeValue &root) {
+    std::vector<EvaluatorPlan> plans;
+    if (auto eval = planEvaluator(root, "eval_data", "eval"))
+      plans.push_back(std::move(*eval));
+    const RecipeValue &evaluators = reader.mapping(root, "evaluators");
+    for (const RecipeValue::Entry &entry : evaluators.entries) {
+      if (llvm::any_of(plans, [&](const EvaluatorPlan &plan) {
+            return plan.label == entry.key;
+          })) {
+        reader.markRead(entry.value);
+        entry.used = true;
+        reader.error(entry.keyLoc,
+                     "evaluator '" + entry.key +
+                         "' is defined twice ('eval_data' is the evaluator "
+                         "'eval')");
+        continue;
+      }
+      if (auto plan = planEvaluator(evaluators, entry.key, entry.key))
+        plans.push_back(std::move(*plan));
+    }
+    return plans;
   }
 
   /// `key: N` or `key: [H, W]` as (H, W); (0, 0) when absent.
@@ -441,6 +569,7 @@ public:
       }
       RecipeValue noOptions;
       noOptions.kind = RecipeValue::Kind::Mapping;
+      noOptions.loc = entry.keyLoc;
       const RecipeValue &options =
           entry.value.isNull() ? noOptions : entry.value;
       if (options.kind != RecipeValue::Kind::Mapping) {
@@ -456,37 +585,45 @@ public:
   /// `loss:` a registered loss by name, or a mapping of its `name` and its
   /// options.
   void loss(const RecipeValue &root, TrainerConfig &config) {
-    const RecipeValue *value = reader.get(root, "loss");
-    if (!value)
-      return;
+    if (const RecipeValue *value = reader.get(root, "loss"))
+      if (auto created =
+              component<Loss>(*value, "loss", findLoss, getRegisteredLosses))
+        config.loss = std::move(created);
+  }
+
+  /// A registered `kind` (loss, metric) given by name, or as a mapping of
+  /// its `name` and its options; null after an error.
+  template <typename Product, typename Find, typename All>
+  std::unique_ptr<Product> component(const RecipeValue &value, StringRef kind,
+                                     Find find, All all) {
     RecipeValue noOptions;
     noOptions.kind = RecipeValue::Kind::Mapping;
+    noOptions.loc = value.loc;
     const RecipeValue *options = &noOptions;
-    const RecipeValue *name = value;
-    if (value->kind == RecipeValue::Kind::Mapping) {
-      name = reader.require(*value, "name", "loss");
+    const RecipeValue *name = &value;
+    if (value.kind == RecipeValue::Kind::Mapping) {
+      name = reader.require(value, "name", kind);
       if (!name) {
-        reader.markRead(*value); // one error, not one per option
-        return;
+        reader.markRead(value); // one error, not one per option
+        return nullptr;
       }
-      options = value;
+      options = &value;
     }
     if (name->kind != RecipeValue::Kind::Scalar) {
-      reader.markRead(*value);
-      reader.error(name->loc, "loss must be a loss's name, or a mapping of "
-                              "its 'name' and options");
-      return;
+      reader.markRead(value);
+      reader.error(name->loc, kind + " must be a " + kind +
+                                  "'s name, or a mapping of its 'name' and "
+                                  "options");
+      return nullptr;
     }
-    const LossInfo *info = findLoss(name->scalar);
+    const ComponentInfo<Product> *info = find(name->scalar);
     if (!info) {
-      reader.markRead(*value);
-      reader.error(name->loc,
-                   "unknown loss '" + name->scalar +
-                       "'; expected one of: " + namesOf(getRegisteredLosses()));
-      return;
+      reader.markRead(value);
+      reader.error(name->loc, "unknown " + kind + " '" + name->scalar +
+                                  "'; expected one of: " + namesOf(all()));
+      return nullptr;
     }
-    if (auto created = create(*info, *options, name->loc))
-      config.loss = std::move(created);
+    return create(*info, *options, name->loc);
   }
 
 private:
@@ -586,14 +723,19 @@ loadRecipe(const std::string &recipePath,
   builder.algorithms(root, config.algorithms);
   Builder::OutputPlan outputs = builder.planOutputs(root);
   auto trainPlan = builder.planData(root, "train_data", /*training=*/true);
-  auto evalPlan = builder.planData(root, "eval_data", /*training=*/false);
-  for (auto *plan : {&trainPlan, &evalPlan})
-    if (*plan) {
-      (*plan)->options.rank = env.rank;
-      (*plan)->options.worldSize = env.worldSize;
-      // uint8 images cross to an accelerator and are normalized there.
-      (*plan)->options.transforms.normalizeOnDevice = !config.device.is_cpu();
-    }
+  std::vector<Builder::EvaluatorPlan> evaluatorPlans =
+      builder.planEvaluators(root);
+  std::vector<Builder::DataPlan *> dataPlans;
+  if (trainPlan)
+    dataPlans.push_back(&*trainPlan);
+  for (Builder::EvaluatorPlan &plan : evaluatorPlans)
+    dataPlans.push_back(&plan.data);
+  for (Builder::DataPlan *plan : dataPlans) {
+    plan->options.rank = env.rank;
+    plan->options.worldSize = env.worldSize;
+    // uint8 images cross to an accelerator and are normalized there.
+    plan->options.transforms.normalizeOnDevice = !config.device.is_cpu();
+  }
   if (!trainPlan && !reader.failed())
     reader.error(root.loc, "missing required key 'train_data'");
   // Unknown keys are reported before anything slow is loaded.
@@ -602,8 +744,10 @@ loadRecipe(const std::string &recipePath,
     return std::nullopt;
 
   config.trainLoader = builder.loadData(*trainPlan);
-  if (evalPlan)
-    config.evalLoader = builder.loadData(*evalPlan);
+  for (Builder::EvaluatorPlan &plan : evaluatorPlans)
+    config.evaluators.push_back({plan.label, builder.loadData(plan.data),
+                                 std::move(plan.metrics), plan.interval,
+                                 plan.subsetNumBatches});
   if (reader.failed() || !builder.loadModel(*model, config))
     return std::nullopt;
   // One process speaks for the group.

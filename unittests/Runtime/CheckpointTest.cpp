@@ -109,12 +109,19 @@ TEST(TrainerTest, LossFallsOnLearnableData) {
   EXPECT_EQ(trainer.state().timestamp.sample, 30 * 256);
 }
 
-TEST(TrainerTest, ResumeIsBitIdentical) {
+/// Trains baseConfig changed by `adjust` straight through, and again killed
+/// after 13 batches and resumed; the two must end bit-identical.
+template <typename Adjust> void expectResumeIsBitIdentical(Adjust adjust) {
   std::string straightDir = tempDir("straight");
   std::string resumedDir = tempDir("resumed");
+  auto config = [&](const std::string &folder) {
+    TrainerConfig result = baseConfig(folder);
+    adjust(result);
+    return result;
+  };
   auto lossOf = [](State &state) { return state.loss.item<double>(); };
   std::map<int64_t, double> straightLosses, resumedLosses;
-  TrainerConfig straightConfig = baseConfig(straightDir);
+  TrainerConfig straightConfig = config(straightDir);
   straightConfig.callbacks.push_back(
       recordByBatch(Event::AfterLoss, straightLosses, lossOf));
   Trainer straight(std::move(straightConfig));
@@ -122,13 +129,14 @@ TEST(TrainerTest, ResumeIsBitIdentical) {
 
   // Crash after 13 batches (mid-epoch, between checkpoints), then resume
   // from the newest checkpoint (batch 10) in a fresh trainer.
-  crashAfterBatch(baseConfig(resumedDir), 13);
-  TrainerConfig config = baseConfig(resumedDir);
-  config.model = makeClassifier(99); // different start: must be overwritten
-  config.autoresume = true;
-  config.callbacks.push_back(
+  crashAfterBatch(config(resumedDir), 13);
+  TrainerConfig resumedConfig = config(resumedDir);
+  // A different start, which the checkpoint must overwrite.
+  resumedConfig.model = makeClassifier(99);
+  resumedConfig.autoresume = true;
+  resumedConfig.callbacks.push_back(
       recordByBatch(Event::AfterLoss, resumedLosses, lossOf));
-  Trainer resumed(std::move(config));
+  Trainer resumed(std::move(resumedConfig));
   resumed.fit();
   for (const auto &[batch, loss] : resumedLosses)
     EXPECT_EQ(loss, straightLosses.at(batch)) << "batch " << batch;
@@ -142,6 +150,17 @@ TEST(TrainerTest, ResumeIsBitIdentical) {
   for (const auto &[name, tensor] : expected)
     EXPECT_TRUE(torch::equal(tensor, actual.at(name))) << name;
   EXPECT_EQ(resumed.state().timestamp.batch, straight.state().timestamp.batch);
+}
+
+TEST(TrainerTest, ResumeIsBitIdentical) {
+  expectResumeIsBitIdentical([](TrainerConfig &) {});
+}
+
+TEST(TrainerTest, ResumeIsBitIdenticalWithAccumulation) {
+  // Batches of 16 in microbatches of 5, 5, 5 and 1; checkpoint names and
+  // the resume point still count batches.
+  expectResumeIsBitIdentical(
+      [](TrainerConfig &config) { config.microbatchSize = 5; });
 }
 
 TEST(CheckpointTest, RoundTripsEverything) {

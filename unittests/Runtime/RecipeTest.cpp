@@ -266,6 +266,65 @@ TEST_F(RecipeTest, ReadsTheLossByNameOrWithOptions) {
   expectError(withLoss("[mse]"), ":17:8: error: loss must be a loss's name");
 }
 
+TEST_F(RecipeTest, ReadsTheMicrobatchSize) {
+  ASSERT_TRUE(load(valid())) << errors;
+  EXPECT_EQ(config->microbatchSize, 0);
+  EXPECT_FALSE(config->autoMicrobatch);
+  ASSERT_TRUE(load(valid(), {"device_train_microbatch_size=8",
+                             "accumulate_train_batch_on_tokens=true"}))
+      << errors;
+  EXPECT_EQ(config->microbatchSize, 8);
+  EXPECT_TRUE(config->accumulateOnTokens);
+  ASSERT_TRUE(load(valid(), {"device_train_microbatch_size=auto"})) << errors;
+  EXPECT_TRUE(config->autoMicrobatch);
+  for (const char *bad : {"0", "-4", "half"}) {
+    std::string text = valid();
+    text.replace(text.find("max_duration: 2ep"), 17,
+                 std::string("max_duration: 2ep\n"
+                             "device_train_microbatch_size: ") +
+                     bad);
+    expectError(text, ":17:31: error: 'device_train_microbatch_size' must be "
+                      "a positive number of samples, or 'auto'");
+  }
+}
+
+TEST_F(RecipeTest, ReadsEvaluatorsAndTheirMetrics) {
+  const std::string data =
+      "{type: synthetic, num_samples: 64, shape: [1, 28, 28], batch_size: 16";
+  std::string text = valid() + "eval_data: " + data + "}\n" +
+                     "evaluators:\n  two: " + data +
+                     ", metrics: [accuracy, {name: accuracy, k: 2}, "
+                     "cross_entropy], interval: 5ba, subset_num_batches: 2}\n";
+  ASSERT_TRUE(load(text)) << errors;
+  ASSERT_EQ(config->evaluators.size(), 2u);
+  const runtime::Evaluator &eval = config->evaluators[0];
+  const runtime::Evaluator &two = config->evaluators[1];
+  EXPECT_EQ(eval.label, "eval");
+  EXPECT_TRUE(eval.metrics.empty()); // the defaults, chosen by the trainer
+  EXPECT_FALSE(eval.interval);
+  EXPECT_EQ(two.label, "two");
+  std::vector<std::string> names;
+  for (const auto &metric : two.metrics)
+    names.push_back(metric->name());
+  EXPECT_EQ(names, (std::vector<std::string>{"Accuracy", "Top2Accuracy",
+                                             "CrossEntropy"}));
+  ASSERT_TRUE(two.interval);
+  EXPECT_EQ(two.interval->value, 5);
+  EXPECT_EQ(two.subsetNumBatches, 2);
+
+  // Errors name the line (eval_data is line 23).
+  expectError(valid() + "eval_data: " + data + ", metrics: [hamming]}\n",
+              ":23:93: error: unknown metric 'hamming'; expected one of: "
+              "accuracy, binary_accuracy, binary_f1, cross_entropy, dice, "
+              "mae, miou, mse, multilabel_accuracy, multilabel_f1, "
+              "perplexity");
+  expectError(valid() + "eval_data: " + data + ", metrics: [miou]}\n",
+              ":23:93: error: missing required key 'num_classes' in 'miou'");
+  expectError(valid() + "eval_data: " + data + "}\nevaluators:\n  eval: " +
+                  data + "}\n",
+              ":25:3: error: evaluator 'eval' is defined twice");
+}
+
 TEST_F(RecipeTest, ReadsEveryAlgorithmsOptions) {
   std::vector<std::string> names =
       loadAlgorithms(R"(  label_smoothing: {smoothing: 0.2}

@@ -55,11 +55,17 @@ public:
   /// backward. `findUnused`: parameters a step does not use are allowed.
   virtual void averageGradients(const std::vector<torch::Tensor> &parameters,
                                 bool findUnused) = 0;
-  /// Before each training step's backward, with the step's loss.
+  /// Before the backward that reduces as it runs (a step's last
+  /// microbatch's), with its loss. That backward averages the gradients the
+  /// parameters will hold after it: its own plus what earlier microbatches
+  /// accumulated locally.
   virtual void prepareForBackward(const torch::Tensor &loss) = 0;
-  /// After backward: waits for the all-reduces and leaves the averaged
+  /// After that backward: waits for the all-reduces and leaves the averaged
   /// gradients in the parameters.
   virtual void finishBackward() = 0;
+  /// Averages the gradients the parameters hold now, after backwards that
+  /// did not reduce (a missing gradient counts as zeros), in one pass.
+  virtual void averageAccumulatedGradients() = 0;
   virtual void barrier() = 0;
   /// Turns any failure of a collective into a DistributedError that names
   /// the lost rank, found from the peers' heartbeats.

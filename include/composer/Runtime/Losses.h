@@ -35,6 +35,12 @@ public:
   virtual torch::Tensor compute(const torch::Tensor &outputs,
                                 const torch::Tensor &target,
                                 bool perSample = false) const = 0;
+  /// How many terms compute's mean averages over for `target`: what a
+  /// microbatch weighs in token-weighted accumulation. By default every
+  /// element of the target.
+  virtual int64_t termCount(const torch::Tensor &target) const {
+    return target.numel();
+  }
 };
 
 using LossInfo = ComponentInfo<Loss>;

@@ -38,6 +38,10 @@ struct State {
   /// them: sequence length warmup's truncation trains on fewer); the token
   /// counters advance by it, whatever algorithms do to the batch's shape.
   int64_t batchTokens = 0;
+  /// The microbatch being trained on (0 outside accumulation): while its
+  /// events run, `batch` is that microbatch, `outputs` and `loss` its own.
+  /// After the last one, `loss` is the whole batch's.
+  int64_t microbatch = 0;
   torch::Tensor outputs;
   torch::Tensor loss;
 
@@ -48,9 +52,10 @@ struct State {
   int rank = 0;
   int worldSize = 1;
 
-  /// The latest evaluation's metrics ("Accuracy", "CrossEntropy"), set
-  /// before EVAL_END.
+  /// The latest evaluation's metrics ("Accuracy", "CrossEntropy") and its
+  /// evaluator's label, set before EVAL_END.
   std::map<std::string, double> evalMetrics;
+  std::string evalLabel;
 
   /// The recipe's loss (Losses.h): what the training step's loss stage and
   /// evaluation compute, and what an algorithm that needs the loss of other
@@ -69,9 +74,9 @@ struct State {
   std::string stopReason;
 
   /// A generator for `purpose` at the current batch, seeded from the run's
-  /// seed, the batch count, the rank and `purpose` only: a resumed run draws
-  /// the same numbers an uninterrupted one does, without saving generator
-  /// state, and each rank draws its own.
+  /// seed, the batch count, the microbatch, the rank and `purpose` only: a
+  /// resumed run draws the same numbers an uninterrupted one does, without
+  /// saving generator state, and each rank and microbatch draws its own.
   torch::Generator generatorFor(const std::string &purpose) const;
 
   /// The fraction of the run done.

@@ -7,6 +7,7 @@
 #include "composer/Runtime/Data.h"
 #include "composer/Runtime/Distributed.h"
 #include "composer/Runtime/Logger.h"
+#include "composer/Runtime/Metrics.h"
 #include "composer/Runtime/Optim.h"
 #include "composer/Runtime/Precision.h"
 #include "composer/Runtime/State.h"
@@ -22,13 +23,45 @@
 
 namespace composer::runtime {
 
+/// A named evaluation set with its metrics, as Composer's Evaluator.
+struct Evaluator {
+  /// Logged as metrics/<label>/<Metric>.
+  std::string label;
+  std::shared_ptr<DataLoader> loader;
+  /// Empty: createDefaultMetrics of the recipe's loss.
+  std::vector<std::shared_ptr<Metric>> metrics;
+  /// Empty: TrainerConfig::evalInterval.
+  std::optional<Time> interval;
+  /// Evaluate on the first this many batches only; 0: all.
+  int64_t subsetNumBatches = 0;
+};
+
 struct TrainerConfig {
   torch::jit::Module model;
   std::shared_ptr<DataLoader> trainLoader;
-  /// Optional; evaluation is skipped without it.
+  /// Optional: the evaluator labelled `eval`, with the default metrics, put
+  /// before `evaluators`.
   std::shared_ptr<DataLoader> evalLoader;
+  /// Evaluated at their intervals and at the end of the run, in order;
+  /// labels are unique.
+  std::vector<Evaluator> evaluators;
   /// A registered loss (Losses.h).
   std::shared_ptr<const Loss> loss = createLoss("cross_entropy");
+  /// Gradient accumulation: each rank's batch runs through the model in
+  /// microbatches of this many samples (the last may be smaller); 0 runs it
+  /// whole. The gradient is the whole batch's mean either way.
+  int64_t microbatchSize = 0;
+  /// Composer's `auto`: start from the whole batch and halve the microbatch
+  /// whenever a step runs out of memory on any rank, retrying that batch.
+  bool autoMicrobatch = false;
+  /// Weigh microbatches by the loss's terms (tokens that count) rather than
+  /// by samples: the mean over every token of the batch, however unevenly
+  /// the microbatches hold them.
+  bool accumulateOnTokens = false;
+  /// CPU only, 0 for none: each training step's allocations on the trainer's
+  /// thread fail as out of memory beyond this many live bytes
+  /// (ScopedCpuMemoryLimit), a device's memory played on the CPU.
+  int64_t cpuMemoryLimit = 0;
   OptimizerSpec optimizer;
   SchedulerSpec scheduler;
   Time maxDuration{1, TimeUnit::Epoch};
@@ -86,10 +119,14 @@ public:
   /// Trains to `maxDuration` (resuming first if asked). Throws TrainingError
   /// when the run must stop.
   void fit();
-  /// Evaluates on the eval loader (EMA weights if EMA is on).
+  /// Runs every evaluator (with EMA weights if EMA is on); returns the
+  /// first's result. Throws std::invalid_argument without any.
   EvalResult evaluate();
 
   State &state() { return state_; }
+  /// The microbatch size in use (what `auto` settled on); 0 when batches
+  /// run whole.
+  int64_t microbatchSize() const { return microbatchSize_; }
   Logger &logger() { return config_.logger; }
   /// The checkpoint the run resumed from, if any.
   const std::optional<std::string> &resumedFrom() const { return resumed_; }
@@ -105,12 +142,22 @@ private:
   void fire(Event event);
   Batch onDevice(Batch batch, const DataLoader &loader) const;
   void trainBatch(Batch batch);
+  /// Forward, loss and backward of `batch` in microbatches of the current
+  /// size, recording them in the training step; leaves the whole batch's
+  /// loss in the state.
+  void accumulateGradients(const Batch &batch);
+  /// accumulateGradients under `auto`: on out of memory on any rank, every
+  /// rank halves the microbatch and runs the batch again.
+  void accumulateGradientsAdapting(const Batch &batch);
   /// The group's mean of this batch's loss; throws TrainingError when it is
   /// not finite.
   double groupLoss();
   void saveCheckpoint();
   void maybeCheckpoint(Event event, const Time &interval);
-  void maybeEvaluate(const Time &interval, bool epochBoundary);
+  /// Runs the evaluators whose interval the run just crossed (or all when
+  /// `all`) and have not yet run at this batch.
+  void evaluateDue(bool epochBoundary, bool all = false);
+  EvalResult evaluate(Evaluator &evaluator);
   void restore();
 
   TrainerConfig config_;
@@ -126,8 +173,12 @@ private:
   std::optional<std::string> resumed_, lastCheckpoint_;
   int64_t lastCheckpointBatch_ = -1;
   EvalResult lastEval_;
+  /// The batch each evaluator last ran at, by index into config_.evaluators.
+  std::vector<int64_t> lastEvalBatch_;
   /// Samples the loader gave this batch (algorithms may drop some).
   int64_t loadedSamples_ = 0;
+  /// The microbatch size in use; 0 runs batches whole.
+  int64_t microbatchSize_ = 0;
   std::vector<std::string> warnings_;
 };
 

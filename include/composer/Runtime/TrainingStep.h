@@ -101,13 +101,15 @@ public:
                              LossNext next) {
     return next(outputs, target, perSample);
   }
-  /// Backward of one microbatch's `loss`, scaled when loss scaling is on;
-  /// the gradient reduction may start during it.
+  /// Backward of one microbatch's `loss` (already weighted by its share),
+  /// scaled when loss scaling is on; the gradient reduction starts during
+  /// it when TrainingStep::overlapsReduction().
   virtual void backward(TrainingStep &step, const torch::Tensor &loss,
                         BackwardNext next) {
     next(loss);
   }
-  /// After the last backward: the gradients averaged across ranks.
+  /// After the last backward: the gradients (accumulated over the
+  /// microbatches) averaged across ranks.
   virtual void reduce(TrainingStep &step, ReduceNext next) { next(); }
   /// Divides the gradients by the loss scale; returns whether they are all
   /// finite (always true without loss scaling).
@@ -133,6 +135,11 @@ public:
 struct Microbatch {
   torch::Tensor input;
   torch::Tensor target;
+  /// Its share of the batch's loss: its samples (or, accumulating on
+  /// tokens, the loss's terms) over the batch's. The weights of a step's
+  /// microbatches sum to 1, so that the accumulated gradient is the whole
+  /// batch's mean.
+  double weight = 1.0;
 };
 
 /// The trainer's own stages: forward through the model, the recipe's loss
@@ -159,6 +166,8 @@ public:
 
 private:
   GradScaler &scaler_;
+  /// Whether a backward of this step started the reduction.
+  bool reductionStarted_ = false;
 };
 
 /// The chains of one run's training steps, and the microbatches of the step
@@ -180,6 +189,15 @@ public:
   /// step records each before its forward and clears them after the update.
   std::vector<Microbatch> &microbatches() { return microbatches_; }
 
+  /// Whether the next backward averages the gradients across ranks while it
+  /// runs (DDP's overlap), adding what earlier microbatches accumulated;
+  /// otherwise it accumulates locally and reduce averages the sum. Only the
+  /// last microbatch's backward overlaps, and none while a microbatch may
+  /// still fail (auto microbatching): a rank that runs out of memory must
+  /// not leave the others waiting in a collective.
+  bool overlapsReduction() const { return overlapReduction_; }
+  void setOverlapReduction(bool overlap) { overlapReduction_ = overlap; }
+
   void selectBatch();
   torch::Tensor forward(const torch::Tensor &input);
   torch::Tensor loss(const torch::Tensor &outputs, const torch::Tensor &target,
@@ -193,8 +211,9 @@ public:
 
   /// The gradients again, at the current weights, from the recorded
   /// microbatches: zero, then forward and loss (under the run's autocast)
-  /// and backward of each, reduce and unscale, through every link but
-  /// without events or clipping. Returns whether they are finite.
+  /// and backward of each, weighted by its share, reduce and unscale,
+  /// through every link but without events or clipping. Returns whether
+  /// they are finite.
   bool recomputeGradients();
 
   /// Link `index` of every chain, outermost first; the base is the last.
@@ -204,6 +223,7 @@ private:
   State &state_;
   std::vector<StepStages *> links_;
   std::vector<Microbatch> microbatches_;
+  bool overlapReduction_ = true;
 };
 
 template <typename R, typename... Args>

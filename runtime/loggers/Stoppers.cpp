@@ -1,0 +1,123 @@
+//===- Stoppers.cpp - early_stopper and threshold_stopper -----------------===//
+//
+// Both watch one metric of one evaluator at EVAL_END and ask the run to stop
+// (State::stopRequested), which the trainer honours after the batch or
+// epoch in progress, as Composer's state.stop_training() does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "composer/Runtime/Callbacks.h"
+#include "composer/Runtime/State.h"
+#include "composer/Runtime/TrainingStep.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <optional>
+
+namespace composer::runtime {
+namespace {
+
+/// Whether `value` is better than `reference` for `metric`.
+bool better(const MonitoredMetric &metric, double value, double reference) {
+  bool lower = metric.direction == MetricDirection::Lower;
+  if (metric.direction == MetricDirection::Infer) {
+    std::string name = metric.monitor;
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    for (const char *word : {"loss", "error", "perplexity", "entropy"})
+      lower = lower || name.find(word) != std::string::npos;
+  }
+  return lower ? value < reference : value > reference;
+}
+
+/// The monitored value after an evaluation of its evaluator; nullopt at
+/// any other event.
+std::optional<double> observe(const MonitoredMetric &metric, Event event,
+                              const State &state, const char *callback) {
+  if (event != Event::EvalEnd || state.evalLabel != metric.label)
+    return std::nullopt;
+  auto found = state.evalMetrics.find(metric.monitor);
+  if (found != state.evalMetrics.end())
+    return found->second;
+  std::string names;
+  for (const auto &[name, value] : state.evalMetrics)
+    names += (names.empty() ? "" : ", ") + name;
+  throw TrainingError(std::string(callback) + ": evaluator '" + metric.label +
+                      "' has no metric '" + metric.monitor +
+                      "'; it logs: " + names);
+}
+
+class EarlyStopper final : public Callback {
+public:
+  EarlyStopper(MonitoredMetric metric, double minDelta, Time patience)
+      : metric_(std::move(metric)), minDelta_(minDelta), patience_(patience) {
+    if (patience.unit != TimeUnit::Epoch && patience.unit != TimeUnit::Batch)
+      throw std::invalid_argument(
+          "early_stopper: patience must be in epochs or batches");
+  }
+
+  void runEvent(Event event, State &state, Logger &) override {
+    std::optional<double> value =
+        observe(metric_, event, state, "early_stopper");
+    if (!value)
+      return;
+    if (!best_ || (better(metric_, *value, *best_) &&
+                   std::abs(*value - *best_) > minDelta_)) {
+      best_ = value;
+      bestAt_ = state.timestamp;
+    }
+    const Timestamp &now = state.timestamp;
+    int64_t since = patience_.unit == TimeUnit::Epoch
+                        ? now.epoch - bestAt_.epoch
+                        : now.batch - bestAt_.batch;
+    if (double(since) > patience_.value) {
+      state.stopRequested = true;
+      state.stopReason =
+          "early_stopper: " + metric_.monitor + " has not improved for " +
+          std::to_string(since) +
+          (patience_.unit == TimeUnit::Epoch ? " epochs" : " batches");
+    }
+  }
+
+private:
+  MonitoredMetric metric_;
+  double minDelta_;
+  Time patience_;
+  std::optional<double> best_;
+  Timestamp bestAt_;
+};
+
+class ThresholdStopper final : public Callback {
+public:
+  ThresholdStopper(MonitoredMetric metric, double threshold)
+      : metric_(std::move(metric)), threshold_(threshold) {}
+
+  void runEvent(Event event, State &state, Logger &) override {
+    std::optional<double> value =
+        observe(metric_, event, state, "threshold_stopper");
+    if (value && better(metric_, *value, threshold_)) {
+      state.stopRequested = true;
+      state.stopReason = "threshold_stopper: " + metric_.monitor + " reached " +
+                         std::to_string(*value);
+    }
+  }
+
+private:
+  MonitoredMetric metric_;
+  double threshold_;
+};
+
+} // namespace
+
+std::unique_ptr<Callback> createEarlyStopper(MonitoredMetric metric,
+                                             double minDelta, Time patience) {
+  return std::make_unique<EarlyStopper>(std::move(metric), minDelta, patience);
+}
+
+std::unique_ptr<Callback> createThresholdStopper(MonitoredMetric metric,
+                                                 double threshold) {
+  return std::make_unique<ThresholdStopper>(std::move(metric), threshold);
+}
+
+} // namespace composer::runtime
