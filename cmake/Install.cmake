@@ -13,13 +13,11 @@ install(TARGETS ComposerDialect ComposerAnalysis ComposerPasses
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # Loaded at run time, never linked: the TorchScript plugin, found beside
-# libComposerTorchScriptPlugin; and the runtime library beside it, which the
-# plugin loads to export runtime ops (--lower-to=runtime) and Python loads to
-# run them.
+# libComposerTorchScriptPlugin. The runtime library beside it (which the
+# plugin loads to export runtime ops, --lower-to=runtime, and Python loads to
+# run them) installs itself with its own package, find_package(ComposerRuntime)
+# (runtime/CMakeLists.txt).
 install(TARGETS ComposerTorchScript LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-if(COMPOSER_BUILD_RUNTIME)
-  install(TARGETS ComposerRuntime LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/composer
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 install(DIRECTORY ${PROJECT_BINARY_DIR}/include/composer

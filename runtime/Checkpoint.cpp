@@ -9,7 +9,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
+
+#include <fnmatch.h>
 
 namespace fs = std::filesystem;
 
@@ -88,12 +91,13 @@ const c10::IValue &lookup(const Dict &dict, const std::string &key,
 } // namespace
 
 void saveCheckpoint(const std::string &path, const State &state,
-                    const CheckpointExtras &extras) {
+                    const CheckpointExtras &extras, bool weightsOnly) {
   Dict checkpoint(c10::StringType::get(), c10::AnyType::get());
   checkpoint.insert("format", std::string(kFormat));
   checkpoint.insert("version", kVersion);
   checkpoint.insert("seed", int64_t(state.seed));
   checkpoint.insert("pipeline", extras.pipeline);
+  checkpoint.insert("weights_only", weightsOnly);
 
   const Timestamp &now = state.timestamp;
   c10::Dict<std::string, int64_t> timestamp;
@@ -117,6 +121,11 @@ void saveCheckpoint(const std::string &path, const State &state,
     model.insert(name, tensor.detach().cpu());
   checkpoint.insert("model", model);
   checkpoint.insert("frozen", frozen);
+  if (weightsOnly) {
+    std::vector<char> bytes = torch::pickle_save(checkpoint);
+    writeAtomically(path, bytes.data(), bytes.size(), "checkpoint");
+    return;
+  }
 
   if (state.optimizer) {
     torch::serialize::OutputArchive archive;
@@ -151,8 +160,9 @@ void saveCheckpoint(const std::string &path, const State &state,
   writeAtomically(path, bytes.data(), bytes.size(), "checkpoint");
 }
 
-void loadCheckpoint(const std::string &path, State &state,
-                    CheckpointExtras &extras) {
+LoadReport loadCheckpoint(const std::string &path, State &state,
+                          CheckpointExtras &extras,
+                          const LoadOptions &options) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     fail(path, "cannot open checkpoint");
@@ -172,16 +182,45 @@ void loadCheckpoint(const std::string &path, State &state,
     fail(path, "not a composer-train checkpoint");
   if (lookup(checkpoint, "version", path).toInt() != kVersion)
     fail(path, "unsupported checkpoint version");
+  bool savedWeightsOnly = checkpoint.contains("weights_only") &&
+                          checkpoint.at("weights_only").toBool();
+  if (savedWeightsOnly && !options.weightsOnly)
+    fail(path, "holds weights only and cannot resume a run; load it with "
+               "load_weights_only: true");
 
   // Check everything before changing anything.
+  LoadReport report;
+  auto ignored = [&](const std::string &name) {
+    for (std::string pattern : options.ignoreKeys) {
+      const std::string prefix = "state/model/";
+      if (pattern.rfind(prefix, 0) == 0)
+        pattern = pattern.substr(prefix.size());
+      if (fnmatch(pattern.c_str(), name.c_str(), 0) == 0)
+        return true;
+    }
+    return false;
+  };
   auto model = lookup(checkpoint, "model", path).toGenericDict();
   auto tensors = namedParameters(state.model);
   auto buffers = namedBuffers(state.model);
   tensors.insert(tensors.end(), buffers.begin(), buffers.end());
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> copies;
+  std::set<std::string> inModel;
   for (const auto &[name, tensor] : tensors) {
+    inModel.insert(name);
     auto it = model.find(name);
-    if (it == model.end())
-      fail(path, "has no tensor '" + name + "' of the model");
+    if (it == model.end()) {
+      if (ignored(name))
+        continue;
+      if (options.strict)
+        fail(path, "has no tensor '" + name + "' of the model");
+      report.missing.push_back(name);
+      continue;
+    }
+    if (ignored(name)) {
+      report.ignored.push_back(name);
+      continue;
+    }
     torch::Tensor saved = it->value().toTensor();
     if (saved.sizes() != tensor.sizes() ||
         saved.scalar_type() != tensor.scalar_type()) {
@@ -192,17 +231,24 @@ void loadCheckpoint(const std::string &path, State &state,
               << " in the model";
       fail(path, message.str());
     }
+    copies.emplace_back(tensor, saved);
   }
-  if (model.size() != tensors.size())
-    fail(path, "holds " + std::to_string(model.size()) +
-                   " model tensors but the model has " +
-                   std::to_string(tensors.size()));
+  for (const auto &entry : model) {
+    const std::string &name = entry.key().toStringRef();
+    if (inModel.count(name) || ignored(name))
+      continue;
+    if (options.strict)
+      fail(path, "holds tensor '" + name + "', which the model does not have");
+    report.unexpected.push_back(name);
+  }
 
   {
     torch::NoGradGuard noGrad;
-    for (const auto &[name, tensor] : tensors)
-      tensor.copy_(model.at(name).toTensor());
+    for (auto &[tensor, saved] : copies)
+      tensor.copy_(saved);
   }
+  if (options.weightsOnly)
+    return report;
   for (const c10::IValue &name :
        lookup(checkpoint, "frozen", path).toListRef()) {
     for (auto &[parameterName, parameter] : state.parameters)
@@ -260,10 +306,12 @@ void loadCheckpoint(const std::string &path, State &state,
   if (checkpoint.contains("pipeline"))
     extras.pipeline = checkpoint.at("pipeline").toStringRef();
   state.seed = uint64_t(lookup(checkpoint, "seed", path).toInt());
+  return report;
 }
 
-CheckpointFolder::CheckpointFolder(std::string folder, int keep)
-    : folder_(std::move(folder)), keep_(keep) {
+CheckpointFolder::CheckpointFolder(std::string folder, int keep,
+                                   bool weightsOnly)
+    : folder_(std::move(folder)), keep_(keep), weightsOnly_(weightsOnly) {
   std::error_code error;
   fs::create_directories(folder_, error);
   if (error)
@@ -274,7 +322,7 @@ std::string CheckpointFolder::save(const State &state,
                                    const CheckpointExtras &extras) {
   std::string path = pathFor(state);
   std::string name = fs::path(path).filename().string();
-  saveCheckpoint(path, state, extras);
+  saveCheckpoint(path, state, extras, weightsOnly_);
 
   // `latest` names the newest whole checkpoint; it too is renamed in place.
   std::string latestPath = (fs::path(folder_) / "latest").string();

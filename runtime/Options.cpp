@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <mutex>
 #include <sstream>
+#include <utility>
 
 namespace composer::runtime {
 namespace {
@@ -17,7 +19,27 @@ std::string joinKeys(const std::vector<OptionInfo> &options) {
   return keys;
 }
 
+std::vector<std::string> &registrationConflicts() {
+  static std::vector<std::string> conflicts;
+  return conflicts;
+}
+
+std::mutex &registrationConflictsMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
 } // namespace
+
+void noteRegistrationConflict(std::string what) {
+  std::lock_guard<std::mutex> lock(registrationConflictsMutex());
+  registrationConflicts().push_back(std::move(what));
+}
+
+std::vector<std::string> takeRegistrationConflicts() {
+  std::lock_guard<std::mutex> lock(registrationConflictsMutex());
+  return std::exchange(registrationConflicts(), {});
+}
 
 const char *describeOptionType(OptionType type) {
   // In OptionValue's order.

@@ -10,6 +10,33 @@
 namespace composer::runtime {
 
 Algorithm::~Algorithm() = default;
+
+static std::string describeColumn(const std::string &name,
+                                  torch::ScalarType type,
+                                  const std::vector<int64_t> &shape) {
+  std::string sizes;
+  for (int64_t size : shape)
+    sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
+  return "the training data's column '" + name + "' holds " +
+         c10::toString(type) + " [" + sizes + "] values";
+}
+
+void requireImages(const std::string &algorithm, const SampleSpec &spec) {
+  bool images =
+      spec.kind == SampleKind::Image ||
+      (spec.inputShape.size() == 3 && torch::isFloatingType(spec.inputType));
+  if (!images)
+    throw std::invalid_argument(
+        algorithm + " needs image inputs ([C, H, W]); " +
+        describeColumn(spec.inputName, spec.inputType, spec.inputShape));
+}
+
+void requireClassTargets(const std::string &algorithm, const SampleSpec &spec) {
+  if (torch::isFloatingType(spec.targetType))
+    throw std::invalid_argument(
+        algorithm + " needs class-index targets; " +
+        describeColumn(spec.targetName, spec.targetType, spec.targetShape));
+}
 Callback::~Callback() = default;
 
 // splitmix64: spreads nearby seeds over the whole 64-bit range.

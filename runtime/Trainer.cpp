@@ -94,9 +94,12 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
   state_.time.maxDuration = config_.maxDuration * config_.scaleScheduleRatio;
 
   std::vector<torch::Tensor> trainable;
+  std::vector<std::pair<std::string, torch::Tensor>> namedTrainable;
   for (const auto &[name, parameter] : state_.parameters)
-    if (parameter.requires_grad())
+    if (parameter.requires_grad()) {
       trainable.push_back(parameter);
+      namedTrainable.emplace_back(name, parameter);
+    }
   if (trainable.empty())
     throw std::invalid_argument("the model has no trainable parameter");
   if (communicator) {
@@ -109,7 +112,7 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
     communicator->broadcast(tensors);
     communicator->averageGradients(trainable, config_.findUnusedParameters);
   }
-  optimizer_ = std::make_unique<Optimizer>(config_.optimizer, trainable);
+  optimizer_ = std::make_unique<Optimizer>(config_.optimizer, namedTrainable);
   state_.optimizer = optimizer_.get();
   SchedulerSpec schedule = config_.scheduler;
   schedule.scaleScheduleRatio = config_.scaleScheduleRatio;
@@ -122,6 +125,11 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
   state_.communicator = communicator;
   state_.trainLoader = config_.trainLoader.get();
   state_.lossFunction = config_.loss;
+  const SampleSpec &spec = config_.trainLoader->dataset().spec();
+  state_.modelCall = config_.modelCall;
+  state_.modelCall.bind(spec);
+  for (const auto &algorithm : config_.algorithms)
+    algorithm->checkData(spec);
   standardStages_ = std::make_unique<StandardStages>(*gradScaler_);
   step_ = std::make_unique<TrainingStep>(state_, *standardStages_);
   for (const auto &algorithm : config_.algorithms)
@@ -165,9 +173,13 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
   extras_.algorithms = &config_.algorithms;
   extras_.gradScaler = gradScaler_.get();
   extras_.pipeline = config_.pipeline;
+  if (config_.autoresume && config_.saveWeightsOnly)
+    throw std::invalid_argument("autoresume needs whole checkpoints; it "
+                                "cannot resume from save_weights_only ones");
   if (!config_.saveFolder.empty())
     checkpoints_ = std::make_unique<CheckpointFolder>(
-        config_.saveFolder, config_.saveNumCheckpointsToKeep);
+        config_.saveFolder, config_.saveNumCheckpointsToKeep,
+        config_.saveWeightsOnly);
   fire(Event::Init);
 }
 
@@ -211,12 +223,29 @@ void Trainer::restore() {
   std::optional<std::string> path;
   if (config_.autoresume && checkpoints_)
     path = checkpoints_->latest();
-  if (!path && !config_.loadPath.empty())
+  // A run that resumes its own checkpoint takes all of it.
+  LoadOptions options;
+  if (!path && !config_.loadPath.empty()) {
     path = config_.loadPath;
+    options = config_.loadOptions;
+  }
   if (!path)
     return;
   fire(Event::BeforeLoad);
-  loadCheckpoint(*path, state_, extras_);
+  LoadReport report = loadCheckpoint(*path, state_, extras_, options);
+  auto warn = [&](const std::vector<std::string> &names, const char *what) {
+    if (names.empty())
+      return;
+    std::string list;
+    for (const std::string &name : names)
+      list += (list.empty() ? "" : ", ") + name;
+    warnings_.push_back(*path + ": " + what + ": " + list);
+    std::cerr << "composer-train: warning: " << warnings_.back() << "\n";
+  };
+  warn(report.missing, "model tensors not in the checkpoint (kept as they "
+                       "were)");
+  warn(report.unexpected, "checkpoint tensors not in the model (not loaded)");
+  warn(report.ignored, "checkpoint tensors left out by load_ignore_keys");
   fire(Event::AfterLoad);
   resumed_ = path;
   lastCheckpointBatch_ = state_.timestamp.batch;
@@ -293,15 +322,14 @@ void Trainer::accumulateGradients(const Batch &batch) {
   optimizer_->zeroGrad();
   int64_t size = microbatchSize_ > 0 ? std::min(microbatchSize_, batch.size())
                                      : batch.size();
-  std::vector<torch::Tensor> inputs = batch.input.split(size);
-  std::vector<torch::Tensor> targets = batch.target.split(size);
+  std::vector<Batch> parts = batch.split(size);
   const Loss &lossFunction = *state_.lossFunction;
-  std::vector<double> shares(inputs.size());
+  std::vector<double> shares(parts.size());
   double total = 0;
-  for (size_t index = 0; index < inputs.size(); ++index) {
+  for (size_t index = 0; index < parts.size(); ++index) {
     shares[index] = config_.accumulateOnTokens
-                        ? double(lossFunction.termCount(targets[index]))
-                        : double(inputs[index].size(0));
+                        ? double(lossFunction.termCount(parts[index].target))
+                        : double(parts[index].size());
     total += shares[index];
   }
   // What the model and the loss see is recorded as algorithms leave it at
@@ -310,15 +338,16 @@ void Trainer::accumulateGradients(const Batch &batch) {
   std::vector<Microbatch> &microbatches = step_->microbatches();
   microbatches.clear();
   torch::Tensor batchLoss;
-  for (size_t index = 0; index < inputs.size(); ++index) {
+  for (size_t index = 0; index < parts.size(); ++index) {
     state_.microbatch = int64_t(index);
-    state_.batch = Batch{inputs[index], targets[index]};
+    state_.batch = std::move(parts[index]);
     Microbatch &microbatch = microbatches.emplace_back();
     microbatch.weight = total > 0 ? shares[index] / total : 0.0;
     {
       AutocastGuard autocast(config_.precision, config_.device);
       fire(Event::BeforeForward);
       microbatch.input = state_.batch.input;
+      microbatch.columns = state_.batch.columns;
       state_.outputs = step_->forward(microbatch.input);
       fire(Event::AfterForward);
       fire(Event::BeforeLoss);
@@ -334,7 +363,7 @@ void Trainer::accumulateGradients(const Batch &batch) {
     torch::Tensor share = weighted.detach().to(torch::kDouble);
     batchLoss = batchLoss.defined() ? batchLoss + share : share;
     step_->setOverlapReduction(!config_.autoMicrobatch &&
-                               index + 1 == inputs.size());
+                               index + 1 == parts.size());
     step_->backward(weighted);
   }
   state_.microbatch = 0;
@@ -500,7 +529,7 @@ EvalResult Trainer::evaluate(Evaluator &evaluator) {
       state_.batch = onDevice(std::move(*batch), loader);
       fire(Event::EvalBatchStart);
       fire(Event::EvalBeforeForward);
-      state_.outputs = outputTensor(state_.model.forward({state_.batch.input}));
+      state_.outputs = forwardModel(state_, state_.batch.input);
       fire(Event::EvalAfterForward);
       for (const auto &metric : evaluator.metrics) {
         try {

@@ -7,16 +7,14 @@
 
 namespace composer::runtime {
 
-torch::Tensor outputTensor(const c10::IValue &output) {
-  if (output.isTensor())
-    return output.toTensor();
-  if (output.isTuple() && !output.toTupleRef().elements().empty())
-    return outputTensor(output.toTupleRef().elements()[0]);
-  if (output.isList() && !output.toListRef().empty())
-    return outputTensor(output.toListRef()[0]);
-  throw TrainingError("the model's forward returned " + output.tagKind() +
-                      ", expected a tensor (or a tuple or list starting "
-                      "with one)");
+torch::Tensor forwardModel(State &state, const torch::Tensor &input) {
+  auto [arguments, keywords] = state.modelCall.arguments(state.batch, input);
+  state.modelOutput = state.model.forward(std::move(arguments), keywords);
+  try {
+    return state.modelCall.predictions(state.modelOutput);
+  } catch (const std::invalid_argument &e) {
+    throw TrainingError(e.what());
+  }
 }
 
 StepStages::~StepStages() = default;
@@ -29,14 +27,24 @@ void StandardStages::selectBatch(TrainingStep &, SelectBatchNext) {}
 
 torch::Tensor StandardStages::forward(TrainingStep &step,
                                       const torch::Tensor &input, ForwardNext) {
-  return outputTensor(step.state().model.forward({input}));
+  return forwardModel(step.state(), input);
 }
 
 torch::Tensor StandardStages::loss(TrainingStep &step,
                                    const torch::Tensor &outputs,
                                    const torch::Tensor &target, bool perSample,
                                    LossNext) {
-  return step.state().lossFunction->compute(outputs, target, perSample);
+  State &state = step.state();
+  if (!state.modelCall.lossFromModel)
+    return state.lossFunction->compute(outputs, target, perSample);
+  if (perSample)
+    throw TrainingError("loss: model gives one loss for the batch; per-sample "
+                        "losses (selective_backprop) need a named loss");
+  try {
+    return state.modelCall.loss(state.modelOutput);
+  } catch (const std::invalid_argument &e) {
+    throw TrainingError(e.what());
+  }
 }
 
 // A failed collective surfaces in whichever of backward (the all-reduces
@@ -157,9 +165,13 @@ void TrainingStep::postStep() {
 
 bool TrainingStep::recomputeGradients() {
   state_.optimizer->zeroGrad();
+  const Batch batch = state_.batch;
   bool overlap = overlapReduction_;
   for (size_t index = 0; index < microbatches_.size(); ++index) {
     const Microbatch &microbatch = microbatches_[index];
+    // The model's other inputs come from the state's batch.
+    state_.batch.columns = microbatch.columns;
+    state_.batch.target = microbatch.target;
     torch::Tensor loss;
     {
       AutocastGuard autocast(state_.precision, state_.device);
@@ -169,6 +181,7 @@ bool TrainingStep::recomputeGradients() {
     backward(microbatch.weight == 1.0 ? loss : loss * microbatch.weight);
   }
   overlapReduction_ = overlap;
+  state_.batch = batch;
   reduce();
   return unscale();
 }

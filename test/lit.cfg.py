@@ -18,6 +18,7 @@ config.substitutions.append(("%e2e", os.path.join(config.test_source_root, "e2e_
 config.substitutions.append(("%composer_build", config.composer_obj_root))
 config.substitutions.append(("%composer_src", config.composer_src_root))
 config.substitutions.append(("%cmake", config.cmake_command))
+config.substitutions.append(("%torch_dir", config.torch_dir))
 # One thread a test: lit runs a test per core, and two OpenMP pools spinning
 # on one core made two e2e checks side by side 6x slower than one thread
 # each. `lit --param test_threads=N` gives each test N.

@@ -50,6 +50,10 @@ public:
     batch.input = batch.input.narrow(1, 0, kept).contiguous();
     if (batch.target.dim() >= 2 && batch.target.size(1) == length)
       batch.target = batch.target.narrow(1, 0, kept).contiguous();
+    // Per-token columns (attention masks) are cut alike.
+    for (auto &[name, values] : batch.columns)
+      if (values.dim() >= 2 && values.size(1) == length)
+        values = values.narrow(1, 0, kept).contiguous();
     state.batchTokens = state.batchTokens / length * kept;
   }
 

@@ -54,6 +54,17 @@ public:
 
   std::string name() const override { return transform_->name(); }
 
+  /// The loader's uint8 images: the transform runs on them in its workers.
+  void checkData(const SampleSpec &spec) const override {
+    if (spec.kind != SampleKind::Image)
+      throw std::invalid_argument(
+          name() +
+          " needs image samples (uint8 [C, H, W], transformed in "
+          "the loader); the training data's column '" +
+          spec.inputName + "' holds " + c10::toString(spec.inputType) +
+          " tensors");
+  }
+
   bool match(Event event, const State &state) const override {
     return event == Event::FitStart && state.trainLoader;
   }

@@ -78,6 +78,9 @@ private:
 
 class ColOut final : public Algorithm {
 public:
+  void checkData(const SampleSpec &spec) const override {
+    requireImages(name(), spec);
+  }
   explicit ColOut(const ColOutOptions &options)
       : pRow_(options.pRow), pCol_(options.pCol), batch_(options.batch) {
     checkOptionInterval("colout", "p_row", pRow_, 0, 1, IntervalEnds::OpenHigh);

@@ -23,6 +23,10 @@ struct CutMixOptions {
 
 class CutMix final : public SampleMixing {
 public:
+  void checkData(const SampleSpec &spec) const override {
+    requireImages(name(), spec);
+    requireClassTargets(name(), spec);
+  }
   explicit CutMix(const CutMixOptions &options)
       : SampleMixing(options.interpolateLoss), alpha_(options.alpha) {
     if (!(alpha_ > 0))

@@ -21,6 +21,9 @@ struct CutOutOptions {
 
 class CutOut final : public Algorithm {
 public:
+  void checkData(const SampleSpec &spec) const override {
+    requireImages(name(), spec);
+  }
   explicit CutOut(const CutOutOptions &options)
       : numHoles_(options.numHoles), length_(options.length) {
     if (numHoles_ < 1)

@@ -2,7 +2,8 @@
 //
 // Keeps an fp32 average of every parameter and floating-point buffer (integer
 // buffers such as num_batches_tracked are copied, as averaging them is
-// meaningless). Evaluation runs with the average swapped into the model; the
+// meaningless), from ema_start on: before it, evaluation sees the training
+// weights. Evaluation runs with the average swapped into the model; the
 // training weights go back at EVAL_END. At FIT_END the average goes into the
 // model for good (Composer: the trained model is the EMA model); a later fit
 // takes the training weights back first. The average is checkpointed by
@@ -37,16 +38,28 @@ torch::Tensor averageCopy(const torch::Tensor &t) {
 
 struct EmaOptions {
   Time halfLife{1000, TimeUnit::Batch};
+  /// Set (in [0, 1)): the average's decay per update, instead of half_life.
+  double smoothing = -1;
+  /// Averaging starts here, from the weights then.
+  Time emaStart{0, TimeUnit::Duration};
   Time updateInterval{1, TimeUnit::Batch};
 };
 
 class Ema final : public Algorithm {
 public:
   explicit Ema(const EmaOptions &options)
-      : halfLife_(options.halfLife), updateInterval_(options.updateInterval) {
+      : halfLife_(options.halfLife), smoothing_(options.smoothing),
+        emaStart_(options.emaStart), updateInterval_(options.updateInterval) {
     if (!(halfLife_.value >= 0))
       throwInvalidOption("ema", "half_life",
                          "must be >= 0, got " + halfLife_.str());
+    if (smoothing_ != -1 && !(smoothing_ >= 0 && smoothing_ < 1))
+      throwInvalidOption("ema", "smoothing",
+                         "must be in [0, 1), got " +
+                             std::to_string(smoothing_));
+    if (!(emaStart_.value >= 0))
+      throwInvalidOption("ema", "ema_start",
+                         "must be >= 0, got " + emaStart_.str());
     if (!(updateInterval_.value > 0))
       throwInvalidOption("ema", "update_interval",
                          "must be > 0, got " + updateInterval_.str());
@@ -59,8 +72,9 @@ public:
     case Event::FitStart:
       return true;
     case Event::BatchEnd:
-      return !average_.empty() &&
-             state.timestamp.batch % intervalBatches(state) == 0;
+      if (average_.empty())
+        return started(state);
+      return state.timestamp.batch % intervalBatches(state) == 0;
     case Event::EvalStart:
     case Event::FitEnd:
       return !average_.empty() && !averageActive_;
@@ -78,10 +92,16 @@ public:
     case Event::FitStart:
       if (averageActive_) // after a previous fit's FIT_END
         restoreTraining(current);
-      initialize(current);
+      // A checkpoint's average continues; otherwise averaging begins at
+      // ema_start.
+      if (!loaded_.empty() || started(state))
+        initialize(current);
       break;
     case Event::BatchEnd:
-      update(current, state);
+      if (average_.empty())
+        initialize(current);
+      else
+        update(current, state);
       break;
     case Event::EvalStart:
       swapInAverage(current);
@@ -122,6 +142,11 @@ public:
   }
 
 private:
+  /// Whether ema_start has come (Composer compares the timestamp with it).
+  bool started(const State &state) const {
+    return state.time.reached(state.timestamp, emaStart_);
+  }
+
   int64_t intervalBatches(const State &state) const {
     return std::max<int64_t>(
         1, std::llround(state.time.toBatches(updateInterval_)));
@@ -173,10 +198,13 @@ private:
 
   void update(const NamedTensors &current, const State &state) {
     checkLayout(current);
-    // Composer: smoothing = 2^(-update_interval / half_life), both in batches.
+    // Composer: smoothing = 2^(-update_interval / half_life), both in
+    // batches, unless smoothing is given.
     double halfLife = state.time.toBatches(halfLife_);
     double interval = double(intervalBatches(state));
-    double smoothing = halfLife > 0 ? std::exp2(-interval / halfLife) : 0.0;
+    double smoothing = smoothing_ >= 0 ? smoothing_
+                       : halfLife > 0  ? std::exp2(-interval / halfLife)
+                                       : 0.0;
     std::vector<torch::Tensor> averages, weights;
     for (size_t i = 0; i < current.size(); ++i) {
       const torch::Tensor &w = current[i].second;
@@ -194,7 +222,9 @@ private:
     at::_foreach_add_(averages, weights, 1 - smoothing);
   }
 
-  Time halfLife_, updateInterval_;
+  Time halfLife_;
+  double smoothing_;
+  Time emaStart_, updateInterval_;
   NamedTensors average_;                // fp32, model order
   std::vector<torch::Tensor> training_; // held aside while the average is in
   std::map<std::string, torch::Tensor> loaded_; // from a checkpoint
@@ -203,10 +233,16 @@ private:
 };
 
 const AlgorithmRegistration<Ema, EmaOptions>
-    emaRegistration("ema", {{"half_life", &EmaOptions::halfLife,
-                             "smoothing is 2^(-update_interval / half_life)"},
-                            {"update_interval", &EmaOptions::updateInterval,
-                             "how often the average is updated"}});
+    emaRegistration("ema",
+                    {{"half_life", &EmaOptions::halfLife,
+                      "smoothing is 2^(-update_interval / half_life)"},
+                     {"smoothing", &EmaOptions::smoothing,
+                      "the decay per update, in [0, 1); replaces half_life "
+                      "(-1: unset)"},
+                     {"ema_start", &EmaOptions::emaStart,
+                      "averaging starts here, from the weights then"},
+                     {"update_interval", &EmaOptions::updateInterval,
+                      "how often the average is updated"}});
 
 } // namespace
 } // namespace composer::runtime

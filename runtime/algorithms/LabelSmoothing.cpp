@@ -18,6 +18,9 @@ struct LabelSmoothingOptions {
 
 class LabelSmoothing final : public Algorithm {
 public:
+  void checkData(const SampleSpec &spec) const override {
+    requireClassTargets(name(), spec);
+  }
   explicit LabelSmoothing(const LabelSmoothingOptions &options)
       : smoothing_(options.smoothing) {
     checkOptionInterval("label_smoothing", "smoothing", smoothing_, 0, 1);

@@ -21,6 +21,9 @@ struct MixUpOptions {
 
 class MixUp final : public SampleMixing {
 public:
+  void checkData(const SampleSpec &spec) const override {
+    requireClassTargets(name(), spec);
+  }
   explicit MixUp(const MixUpOptions &options)
       : SampleMixing(options.interpolateLoss), alpha_(options.alpha) {
     if (!(alpha_ >= 0))

@@ -26,6 +26,9 @@ struct ProgressiveResizingOptions {
 
 class ProgressiveResizing final : public Algorithm {
 public:
+  void checkData(const SampleSpec &spec) const override {
+    requireImages(name(), spec);
+  }
   explicit ProgressiveResizing(const ProgressiveResizingOptions &options)
       : initialScale_(options.initialScale),
         delayFraction_(options.delayFraction),

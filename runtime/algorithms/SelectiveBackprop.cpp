@@ -36,6 +36,11 @@ struct SelectiveBackpropOptions {
 
 class SelectiveBackprop final : public Algorithm, public StepStages {
 public:
+  void checkData(const SampleSpec &spec) const override {
+    if (options_.scaleFactor < 1)
+      requireImages(name() + " with scale_factor < 1", spec);
+  }
+
   explicit SelectiveBackprop(const SelectiveBackpropOptions &options)
       : options_(options) {
     const SelectiveBackpropOptions &o = options_;
@@ -101,9 +106,7 @@ private:
     torch::Generator generator = state.generatorFor(name());
     torch::Tensor drawn =
         torch::multinomial(weights, kept, /*replacement=*/false, generator);
-    torch::Tensor chosen = byLoss.index_select(0, drawn).to(input.device());
-    state.batch.input = input.index_select(0, chosen);
-    state.batch.target = target.index_select(0, chosen.to(target.device()));
+    state.batch = state.batch.select(byLoss.index_select(0, drawn));
   }
 
   torch::Tensor downscale(const torch::Tensor &input) const {

@@ -68,18 +68,30 @@ public:
         batch.input = truncated(batch.input, length);
         if (batch.target.dim() >= 2)
           batch.target = truncated(batch.target, length);
+        // Per-token columns (attention masks) are cut alike.
+        for (auto &[name, values] : batch.columns)
+          if (values.dim() >= 2 && values.size(1) == columns)
+            values = truncated(values, length);
         state.batchTokens = state.batchTokens / columns * length;
       } else {
         if (batch.target.sizes() != batch.input.sizes())
           throw std::runtime_error(
               "seq_length_warmup: truncate=false needs targets shaped as the "
               "inputs ([B, T])");
+        for (const auto &[name, values] : batch.columns)
+          if (values.sizes() != batch.input.sizes())
+            throw std::runtime_error(
+                "seq_length_warmup: truncate=false needs every column shaped "
+                "as the inputs ([B, T]); '" +
+                name + "' is not");
         int64_t kept = rows * columns / length * length;
         auto reshape = [&](const torch::Tensor &t) {
           return t.reshape({-1}).narrow(0, 0, kept).view({-1, length});
         };
         batch.input = reshape(batch.input);
         batch.target = reshape(batch.target);
+        for (auto &[name, values] : batch.columns)
+          values = reshape(values);
         state.batchTokens -= rows * columns - kept;
       }
     }

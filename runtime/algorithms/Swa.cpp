@@ -228,12 +228,15 @@ private:
     int64_t batches = state.time.batchesPerEpoch;
     if (statistics.empty() || !state.trainLoader || batches <= 0)
       return;
-    auto forward = [&](const torch::Tensor &input, double fill) {
+    // Each batch reaches forward as training batches do (ModelCall).
+    const Batch trainingBatch = state.batch;
+    auto forward = [&](const Batch &batch, double fill) {
       for (Statistic &s : statistics)
         s.buffer.fill_(fill);
       for (torch::Tensor &counter : counters)
         counter.zero_();
-      state.model.forward({input});
+      state.batch = batch;
+      forwardModel(state, batch.input);
       for (Statistic &s : statistics)
         s.retained = s.buffer.to(torch::kDouble);
     };
@@ -243,24 +246,25 @@ private:
     int64_t epoch = state.timestamp.epoch;
     for (int64_t index = 0; index < batches; ++index) {
       const DataLoader &loader = *state.trainLoader;
-      torch::Tensor input =
-          loader.toDevice(loader.makeBatch(epoch, index), state.device).input;
+      Batch batch =
+          loader.toDevice(loader.makeBatch(epoch, index), state.device);
       if (index == 0) {
         at::Generator generator =
             at::globalContext().defaultGenerator(state.device);
         torch::Tensor rngState = generator.get_state();
-        forward(input, 1);
+        forward(batch, 1);
         for (Statistic &s : statistics)
           kept.push_back(s.retained);
         generator.set_state(rngState);
       }
-      forward(input, 0);
+      forward(batch, 0);
       for (size_t i = 0; i < statistics.size(); ++i) {
         Statistic &s = statistics[i];
         kept[i] = index == 0 ? kept[i] - s.retained : kept[i];
         s.sum.add_(s.retained);
       }
     }
+    state.batch = trainingBatch;
     for (size_t i = 0; i < statistics.size(); ++i) {
       Statistic &s = statistics[i];
       torch::Tensor momentum = 1 - kept[i];

@@ -403,20 +403,30 @@ Batch buildBatch(const Dataset &ds, const DataLoaderOptions &o,
   const auto *tensors = dynamic_cast<const TensorDataset *>(&ds);
   Batch batch;
   if (ds.spec().kind != SampleKind::Image) {
+    const std::vector<ColumnSpec> &columns = ds.spec().columns;
     if (tensors) {
       batch.input = gatherRows(tensors->inputs(), ids, count);
       batch.target = gatherRows(tensors->targets(), ids, count);
+      for (size_t c = 0; c < columns.size(); ++c)
+        batch.columns[columns[c].name] =
+            gatherRows(tensors->columns()[c], ids, count);
       return batch;
     }
     std::vector<torch::Tensor> inputs(static_cast<size_t>(count)),
         targets(static_cast<size_t>(count));
+    std::vector<std::vector<torch::Tensor>> others(
+        columns.size(), std::vector<torch::Tensor>(static_cast<size_t>(count)));
     forEachSample(count, parallel, [&](int64_t b) {
       Sample sample = ds.get(ids[b]);
       inputs[b] = sample.input;
       targets[b] = sample.target;
+      for (size_t c = 0; c < columns.size(); ++c)
+        others[c][b] = sample.columns.at(c);
     });
     batch.input = stackSamples(inputs);
     batch.target = stackSamples(targets);
+    for (size_t c = 0; c < columns.size(); ++c)
+      batch.columns[columns[c].name] = stackSamples(others[c]);
     return batch;
   }
   std::vector<const uint8_t *> rows(static_cast<size_t>(count));
@@ -673,9 +683,37 @@ Batch DataLoader::makeBatch(int64_t epoch, int64_t index) const {
   return buildBatch(*dataset_, options_, order, epoch, index, true);
 }
 
+Batch Batch::select(const torch::Tensor &indices) const {
+  Batch selected;
+  selected.input = input.index_select(0, indices.to(input.device()));
+  selected.target = target.index_select(0, indices.to(target.device()));
+  for (const auto &[name, values] : columns)
+    selected.columns[name] =
+        values.index_select(0, indices.to(values.device()));
+  return selected;
+}
+
+std::vector<Batch> Batch::split(int64_t size) const {
+  std::vector<torch::Tensor> inputs = input.split(size);
+  std::vector<torch::Tensor> targets = target.split(size);
+  std::vector<Batch> parts(inputs.size());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    parts[i].input = inputs[i];
+    parts[i].target = targets[i];
+  }
+  for (const auto &[name, values] : columns) {
+    std::vector<torch::Tensor> pieces = values.split(size);
+    for (size_t i = 0; i < parts.size(); ++i)
+      parts[i].columns[name] = pieces[i];
+  }
+  return parts;
+}
+
 Batch DataLoader::toDevice(Batch batch, torch::Device device) const {
   batch.input = batch.input.to(device, /*non_blocking=*/true);
   batch.target = batch.target.to(device, /*non_blocking=*/true);
+  for (auto &[name, values] : batch.columns)
+    values = values.to(device, /*non_blocking=*/true);
   const ImageTransforms &t = options_.transforms;
   if (!t.normalizeOnDevice || batch.input.scalar_type() != torch::kUInt8)
     return batch;

@@ -2,6 +2,8 @@
 
 #include "composer/Runtime/Dataset.h"
 
+#include <algorithm>
+
 #include <iostream>
 #include <mutex>
 #include <set>
@@ -24,8 +26,9 @@ std::string Dataset::describe(int64_t index) const {
   return "sample " + std::to_string(index);
 }
 
-TensorDataset::TensorDataset(torch::Tensor inputs, torch::Tensor targets,
-                             std::optional<SampleKind> kind)
+TensorDataset::TensorDataset(
+    torch::Tensor inputs, torch::Tensor targets, std::optional<SampleKind> kind,
+    std::vector<std::pair<std::string, torch::Tensor>> columns)
     : inputs_(std::move(inputs)), targets_(std::move(targets)) {
   if (!inputs_.defined() || !targets_.defined())
     throw std::invalid_argument("TensorDataset: dataset has no tensors");
@@ -52,10 +55,27 @@ TensorDataset::TensorDataset(torch::Tensor inputs, torch::Tensor targets,
   spec_.inputType = inputs_.scalar_type();
   spec_.targetShape = targets_.sizes().slice(1).vec();
   spec_.targetType = targets_.scalar_type();
+  for (auto &[name, values] : columns) {
+    if (!values.defined() || values.dim() < 1 ||
+        values.size(0) != inputs_.size(0) || !values.device().is_cpu())
+      throw std::invalid_argument("TensorDataset: column '" + name +
+                                  "' must have one CPU row per input");
+    if (name == spec_.inputName || name == spec_.targetName ||
+        std::any_of(spec_.columns.begin(), spec_.columns.end(),
+                    [&](const ColumnSpec &c) { return c.name == name; }))
+      throw std::invalid_argument("TensorDataset: column '" + name +
+                                  "' is named twice");
+    spec_.columns.push_back(
+        {name, values.sizes().slice(1).vec(), values.scalar_type()});
+    columns_.push_back(values.contiguous());
+  }
 }
 
 Sample TensorDataset::get(int64_t index) const {
-  return {inputs_[index], targets_[index]};
+  Sample sample{inputs_[index], targets_[index]};
+  for (const torch::Tensor &values : columns_)
+    sample.columns.push_back(values[index]);
+  return sample;
 }
 
 namespace {

@@ -1075,7 +1075,8 @@ bool isIntegral(const MdsColumn &c) {
 
 MdsDataset::MdsDataset(std::shared_ptr<const MdsReader> reader,
                        const std::string &inputColumn,
-                       const std::string &targetColumn)
+                       const std::string &targetColumn,
+                       const std::vector<std::string> &columns)
     : reader_(std::move(reader)) {
   const std::string &dir = reader_->dir();
   auto find = [&](const std::string &name, const char *role) {
@@ -1114,8 +1115,9 @@ MdsDataset::MdsDataset(std::shared_ptr<const MdsReader> reader,
       first = reader_->row(0);
     return *first;
   };
-  auto describeTensor = [&](const MdsColumn &c, std::vector<int64_t> &shape,
+  auto describeTensor = [&](size_t index, std::vector<int64_t> &shape,
                             torch::ScalarType &type) {
+    const MdsColumn &c = reader_->columns()[index];
     if (c.type != MdsType::NDArray) {
       shape = {};
       type = *c.dtype;
@@ -1123,9 +1125,8 @@ MdsDataset::MdsDataset(std::shared_ptr<const MdsReader> reader,
       shape = c.shape;
       type = *c.dtype;
     } else {
-      torch::Tensor t = MdsReader::decodeTensor(
-          c, firstRow().cell(&c == &in ? input_ : target_),
-          reader_->describe(0));
+      torch::Tensor t = MdsReader::decodeTensor(c, firstRow().cell(index),
+                                                reader_->describe(0));
       shape = t.sizes().vec();
       type = t.scalar_type();
     }
@@ -1141,13 +1142,27 @@ MdsDataset::MdsDataset(std::shared_ptr<const MdsReader> reader,
     spec_.inputType = torch::kByte;
   } else {
     spec_.kind = SampleKind::Tensor;
-    describeTensor(in, spec_.inputShape, spec_.inputType);
+    describeTensor(input_, spec_.inputShape, spec_.inputType);
   }
   if (isIntegral(out)) {
     spec_.targetShape = {};
     spec_.targetType = torch::kLong;
   } else {
-    describeTensor(out, spec_.targetShape, spec_.targetType);
+    describeTensor(target_, spec_.targetShape, spec_.targetType);
+  }
+  spec_.inputName = in.name;
+  spec_.targetName = out.name;
+  for (const std::string &name : columns) {
+    size_t index = find(name, "column");
+    const MdsColumn &column = reader_->columns()[index];
+    if (isImage(column) || isImage(in))
+      throw std::runtime_error(dir + ": column '" + name +
+                               "': further columns are numbers or ndarrays, "
+                               "beside an input that is not an image");
+    ColumnSpec spec{name};
+    describeTensor(index, spec.shape, spec.type);
+    spec_.columns.push_back(std::move(spec));
+    columns_.push_back(index);
   }
 }
 
@@ -1167,6 +1182,9 @@ Sample MdsDataset::get(int64_t index) const {
           ? MdsReader::decodeImage(in, row.cell(input_), describe(index))
           : MdsReader::decodeTensor(in, row.cell(input_), describe(index));
   sample.target = target(row, index);
+  for (size_t column : columns_)
+    sample.columns.push_back(MdsReader::decodeTensor(
+        reader_->columns()[column], row.cell(column), describe(index)));
   return sample;
 }
 
@@ -1199,13 +1217,13 @@ std::vector<int64_t> MdsDataset::shardStarts() const {
   return compressed ? starts : std::vector<int64_t>{};
 }
 
-std::shared_ptr<const Dataset> openMds(const std::string &dir,
-                                       const std::string &inputColumn,
-                                       const std::string &targetColumn,
-                                       const MdsOptions &options) {
+std::shared_ptr<const Dataset>
+openMds(const std::string &dir, const std::string &inputColumn,
+        const std::string &targetColumn, const MdsOptions &options,
+        const std::vector<std::string> &columns) {
   auto reader = std::make_shared<const MdsReader>(dir, options);
   return std::make_shared<MdsDataset>(std::move(reader), inputColumn,
-                                      targetColumn);
+                                      targetColumn, columns);
 }
 
 } // namespace composer::runtime

@@ -20,6 +20,8 @@ namespace composer::runtime {
 struct TimedBatch {
   double seconds;
   int64_t samples;
+  /// The tokens the loop counted (0 for data without tokens).
+  int64_t tokens = 0;
 };
 
 class BatchTimer {
@@ -41,6 +43,7 @@ public:
       // starts here.
       start_ = mark_ ? *mark_ : Clock::now();
       samplesAtStart_ = state.timestamp.sample;
+      tokensAtStart_ = state.timestamp.token;
       batchSize_ = state.batch.size();
       return std::nullopt;
     case Event::BatchEnd:
@@ -58,12 +61,12 @@ public:
     int64_t samples = state.timestamp.sample > samplesAtStart_
                           ? state.timestamp.sample - samplesAtStart_
                           : batchSize_;
-    return TimedBatch{seconds, samples};
+    return TimedBatch{seconds, samples, state.timestamp.token - tokensAtStart_};
   }
 
 private:
   std::optional<Clock::time_point> mark_, start_;
-  int64_t samplesAtStart_ = 0, batchSize_ = 0;
+  int64_t samplesAtStart_ = 0, tokensAtStart_ = 0, batchSize_ = 0;
 };
 
 } // namespace composer::runtime

@@ -81,7 +81,8 @@ private:
     if (state.evalMetrics.empty())
       return;
     endLine();
-    out_ << "[eval][batch " << state.timestamp.batch << "]";
+    out_ << "[" << (state.evalLabel.empty() ? "eval" : state.evalLabel)
+         << "][batch " << state.timestamp.batch << "]";
     char buffer[64];
     for (const auto &[name, value] : state.evalMetrics) {
       std::snprintf(buffer, sizeof(buffer), " %s %.4f", name.c_str(), value);

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "composer/Runtime/Callbacks.h"
+#include "composer/Runtime/Options.h"
 #include "composer/Runtime/State.h"
 #include "composer/Runtime/TrainingStep.h"
 
@@ -48,14 +49,43 @@ std::optional<double> observe(const MonitoredMetric &metric, Event event,
                       "'; it logs: " + names);
 }
 
+/// What a recipe gives either stopper; `comp` is "higher", "lower" or
+/// empty (inferred from the name).
+struct StopperOptions {
+  std::string monitor;
+  std::string dataloaderLabel = "eval";
+  std::string comp;
+  double minDelta = 0;
+  Time patience{1, TimeUnit::Epoch};
+  double threshold = 0;
+};
+
+MonitoredMetric monitoredMetric(const char *callback,
+                                const StopperOptions &options) {
+  MonitoredMetric metric{options.monitor, options.dataloaderLabel};
+  if (options.comp == "higher")
+    metric.direction = MetricDirection::Higher;
+  else if (options.comp == "lower")
+    metric.direction = MetricDirection::Lower;
+  else if (!options.comp.empty())
+    throwInvalidOption(callback, "comp",
+                       "must be 'higher' or 'lower' (which way the metric "
+                       "improves), got '" +
+                           options.comp + "'");
+  return metric;
+}
+
 class EarlyStopper final : public Callback {
 public:
   EarlyStopper(MonitoredMetric metric, double minDelta, Time patience)
       : metric_(std::move(metric)), minDelta_(minDelta), patience_(patience) {
     if (patience.unit != TimeUnit::Epoch && patience.unit != TimeUnit::Batch)
-      throw std::invalid_argument(
-          "early_stopper: patience must be in epochs or batches");
+      throwInvalidOption("early_stopper", "patience",
+                         "must be in epochs or batches, got " + patience.str());
   }
+  explicit EarlyStopper(const StopperOptions &options)
+      : EarlyStopper(monitoredMetric("early_stopper", options),
+                     options.minDelta, options.patience) {}
 
   void runEvent(Event event, State &state, Logger &) override {
     std::optional<double> value =
@@ -92,6 +122,9 @@ class ThresholdStopper final : public Callback {
 public:
   ThresholdStopper(MonitoredMetric metric, double threshold)
       : metric_(std::move(metric)), threshold_(threshold) {}
+  explicit ThresholdStopper(const StopperOptions &options)
+      : ThresholdStopper(monitoredMetric("threshold_stopper", options),
+                         options.threshold) {}
 
   void runEvent(Event event, State &state, Logger &) override {
     std::optional<double> value =
@@ -107,6 +140,32 @@ private:
   MonitoredMetric metric_;
   double threshold_;
 };
+
+const char *const kMonitorDoc = "the metric watched (Metric::name())";
+const char *const kLabelDoc = "the evaluator whose metric it is";
+const char *const kCompDoc =
+    "'higher' or 'lower' is better; empty: lower for names with loss, "
+    "error, perplexity or entropy";
+
+const CallbackRegistration<EarlyStopper, StopperOptions>
+    earlyStopperRegistration(
+        "early_stopper",
+        {{"monitor", &StopperOptions::monitor, kMonitorDoc, true},
+         {"dataloader_label", &StopperOptions::dataloaderLabel, kLabelDoc},
+         {"comp", &StopperOptions::comp, kCompDoc},
+         {"min_delta", &StopperOptions::minDelta,
+          "the least change that counts as an improvement"},
+         {"patience", &StopperOptions::patience,
+          "how long without improvement before stopping"}});
+
+const CallbackRegistration<ThresholdStopper, StopperOptions>
+    thresholdStopperRegistration(
+        "threshold_stopper",
+        {{"monitor", &StopperOptions::monitor, kMonitorDoc, true},
+         {"dataloader_label", &StopperOptions::dataloaderLabel, kLabelDoc},
+         {"comp", &StopperOptions::comp, kCompDoc},
+         {"threshold", &StopperOptions::threshold,
+          "stop once the metric is better than this", true}});
 
 } // namespace
 

@@ -14,6 +14,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <fnmatch.h>
+
 namespace composer::runtime {
 
 namespace {
@@ -92,24 +94,74 @@ void moveStateToParameters(torch::optim::Optimizer &optimizer) {
 
 Optimizer::Optimizer(const OptimizerSpec &spec,
                      std::vector<torch::Tensor> parameters)
-    : spec_(spec), parameters_(std::move(parameters)) {
+    : spec_(spec) {
   validate(spec_);
+  if (!spec_.weightDecayExclude.empty())
+    fail(spec_.name, "weight_decay_exclude needs the parameters' names");
+  build(std::move(parameters), {});
+}
+
+Optimizer::Optimizer(
+    const OptimizerSpec &spec,
+    const std::vector<std::pair<std::string, torch::Tensor>> &namedParameters)
+    : spec_(spec) {
+  validate(spec_);
+  auto matches = [](const std::string &pattern, const std::string &name) {
+    if (pattern.find_first_of("*?[") != std::string::npos)
+      return fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
+    return name.find(pattern) != std::string::npos;
+  };
+  std::vector<torch::Tensor> decayed, undecayed;
+  std::vector<bool> used(spec_.weightDecayExclude.size());
+  for (const auto &[name, parameter] : namedParameters) {
+    bool excluded = false;
+    for (size_t i = 0; i < used.size(); ++i)
+      if (matches(spec_.weightDecayExclude[i], name))
+        excluded = used[i] = true;
+    (excluded ? undecayed : decayed).push_back(parameter);
+  }
+  for (size_t i = 0; i < used.size(); ++i)
+    if (!used[i])
+      fail(spec_.name, "weight_decay_exclude pattern '" +
+                           spec_.weightDecayExclude[i] +
+                           "' matches no trainable parameter");
+  build(std::move(decayed), std::move(undecayed));
+}
+
+void Optimizer::build(std::vector<torch::Tensor> decayed,
+                      std::vector<torch::Tensor> undecayed) {
+  excluded_ = undecayed.size();
+  parameters_ = decayed;
+  parameters_.insert(parameters_.end(), undecayed.begin(), undecayed.end());
   // Decoupled variants do their own decay in step().
   double torchDecay = isDecoupled(spec_.name) ? 0.0 : spec_.weightDecay;
+  auto groups = [&](auto options) {
+    std::vector<torch::optim::OptimizerParamGroup> result;
+    if (!decayed.empty())
+      result.emplace_back(
+          decayed, std::make_unique<decltype(options)>(
+                       decltype(options)(options).weight_decay(torchDecay)));
+    if (!undecayed.empty())
+      result.emplace_back(undecayed,
+                          std::make_unique<decltype(options)>(
+                              decltype(options)(options).weight_decay(0)));
+    return result;
+  };
   if (isSgd(spec_.name)) {
-    impl_ = std::make_unique<torch::optim::SGD>(
-        parameters_, torch::optim::SGDOptions(spec_.lr)
-                         .momentum(spec_.momentum)
-                         .dampening(spec_.dampening)
-                         .nesterov(spec_.nesterov)
-                         .weight_decay(torchDecay));
+    torch::optim::SGDOptions options = torch::optim::SGDOptions(spec_.lr)
+                                           .momentum(spec_.momentum)
+                                           .dampening(spec_.dampening)
+                                           .nesterov(spec_.nesterov);
+    impl_ = std::make_unique<torch::optim::SGD>(groups(options), options);
   } else {
-    impl_ = std::make_unique<torch::optim::AdamW>(
-        parameters_, torch::optim::AdamWOptions(spec_.lr)
-                         .betas(std::make_tuple(spec_.beta1, spec_.beta2))
-                         .eps(spec_.eps)
-                         .weight_decay(torchDecay));
+    torch::optim::AdamWOptions options =
+        torch::optim::AdamWOptions(spec_.lr)
+            .betas(std::make_tuple(spec_.beta1, spec_.beta2))
+            .eps(spec_.eps);
+    impl_ = std::make_unique<torch::optim::AdamW>(groups(options), options);
   }
+  if (!decayed.empty())
+    decayedGroups_ = 1;
 }
 
 void Optimizer::setLrMultiplier(double multiplier) {
@@ -133,7 +185,9 @@ void Optimizer::zeroGrad() {
 void Optimizer::step() {
   if (isDecoupled(spec_.name) && spec_.weightDecay != 0) {
     torch::NoGradGuard noGrad;
-    for (auto &group : impl_->param_groups()) {
+    // Only the first group decays; a second one is weightDecayExclude's.
+    for (size_t g = 0; g < decayedGroups_; ++g) {
+      auto &group = impl_->param_groups()[g];
       double decay = spec_.weightDecay * group.options().get_lr() / spec_.lr;
       for (auto &p : group.params())
         if (p.grad().defined())

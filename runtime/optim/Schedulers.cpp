@@ -183,6 +183,30 @@ private:
   std::unique_ptr<Scheduler> after_;
 };
 
+/// Composer's CosineAnnealingWarmRestartsScheduler: a cosine from 1 to
+/// alpha_f over each cycle, the cycles t_0, floor(t_0 * t_mult), ... long.
+class WarmRestartsScheduler : public ScheduleBase {
+public:
+  using ScheduleBase::ScheduleBase;
+  double multiplier(const Timestamp &now,
+                    const TimeContext &context) const override {
+    double length = std::floor(batches(spec_.t0, context));
+    if (length < 1)
+      throw std::invalid_argument("scheduler '" + spec_.name +
+                                  "': t_0 is shorter than one batch");
+    double end = length;
+    while (end <= double(now.batch)) {
+      length = std::floor(length * spec_.tMult);
+      if (length < 1)
+        throw std::invalid_argument("scheduler '" + spec_.name +
+                                    "': t_mult shrank a cycle to nothing");
+      end += length;
+    }
+    double start = end - length;
+    return cosineAnneal((double(now.batch) - start) / length, spec_.alphaF);
+  }
+};
+
 } // namespace
 
 std::unique_ptr<Scheduler> createScheduler(const SchedulerSpec &spec) {
@@ -269,11 +293,20 @@ std::unique_ptr<Scheduler> createScheduler(const SchedulerSpec &spec) {
     return std::make_unique<DecayScheduler>(spec, Shape::Polynomial,
                                             withWarmup);
   }
+  if (name == "cosine_warm_restarts") {
+    checkTime(spec, "t_0", spec.t0, /*positive=*/true);
+    if (!(spec.tMult >= 1) || !std::isfinite(spec.tMult))
+      fail("t_mult must be >= 1, got " + std::to_string(spec.tMult));
+    if (!std::isfinite(spec.alphaF))
+      fail("alpha_f must be finite");
+    return std::make_unique<WarmRestartsScheduler>(spec);
+  }
   throw std::invalid_argument(
       "unknown scheduler '" + name +
       "' (expected constant, constant_with_warmup, step, multistep, "
       "multistep_with_warmup, exponential, cosine_with_warmup, cosine, "
-      "linear_with_warmup, linear, polynomial or polynomial_with_warmup)");
+      "cosine_warm_restarts, linear_with_warmup, linear, polynomial or "
+      "polynomial_with_warmup)");
 }
 
 } // namespace composer::runtime

@@ -15,6 +15,7 @@
 #include "composer/Dialect/Composer.h"
 #include "composer/Passes/Passes.h"
 #include "composer/Passes/SiteReports.h"
+#include "composer/Support/PeakFlops.h"
 #include "composer/TorchScript/TorchScriptPlugin.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -45,118 +46,15 @@ namespace {
 // The machine's peak FLOP rate.
 //===----------------------------------------------------------------------===//
 
-/// Peak throughput of one core per instruction set, best first: fp32
-/// lanes of a vector register times FMA units (an FMA is 2 FLOPs). `avx`
-/// without FMA has a multiply and an add port, counted as one FMA unit.
-/// Real parts vary (some AVX-512 parts have one 512-bit FMA unit, Zen 4
-/// splits 512-bit ops in two): --peak-gflops overrides the table.
-struct IsaPeak {
-  llvm::StringLiteral flag;
-  int lanes;
-  int fmaUnits;
-};
-constexpr IsaPeak kIsaPeaks[] = {
-    {"avx512f", 16, 2},
-    {"fma", 8, 2},
-    {"avx", 8, 1},
-    {"sse2", 4, 1},
-};
-/// bf16 throughput relative to fp32: AMX tiles do 1024 bf16 FLOPs a cycle
-/// (16x AVX-512 fp32); AVX-512 BF16's dot product does two bf16 products
-/// per fp32 lane; otherwise bf16 runs converted, at the fp32 rate.
-struct Bf16Peak {
-  llvm::StringLiteral flag;
-  int factor;
-};
-constexpr Bf16Peak kBf16Peaks[] = {{"amx_bf16", 16}, {"avx512_bf16", 2}};
-
 struct Peak {
   double fp32 = 0, bf16 = 0; // GFLOP/s
   std::string how;
 };
 
-/// Cores LibTorch computes on: OMP_NUM_THREADS when set, else the CPUs
-/// this process may run on.
-int countCores() {
-  if (std::optional<std::string> threads =
-          llvm::sys::Process::GetEnv("OMP_NUM_THREADS")) {
-    int count = 0;
-    if (!StringRef(*threads).getAsInteger(10, count) && count > 0)
-      return count;
-  }
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0)
-    return std::max(1, CPU_COUNT(&set));
-  return 1;
-}
-
+/// The project's peak table (Support/PeakFlops.h).
 Peak detectPeak() {
-  Peak peak;
-  StringRef flagsLine, mhzLine;
-  auto cpuinfo = llvm::MemoryBuffer::getFileAsStream("/proc/cpuinfo");
-  std::string cpuinfoText = cpuinfo ? (*cpuinfo)->getBuffer().str() : "";
-  SmallVector<StringRef> lines;
-  StringRef(cpuinfoText).split(lines, '\n');
-  for (StringRef line : lines) {
-    auto [key, value] = line.split(':');
-    key = key.trim();
-    if (flagsLine.empty() && key == "flags")
-      flagsLine = value;
-    if (mhzLine.empty() && key == "cpu MHz")
-      mhzLine = value.trim();
-  }
-  llvm::StringSet<> flags;
-  SmallVector<StringRef> flagList;
-  flagsLine.split(flagList, ' ', -1, /*KeepEmpty=*/false);
-  for (StringRef flag : flagList)
-    flags.insert(flag.trim());
-
-  double ghz = 0;
-  // The rated maximum where the kernel exposes it, else the current clock.
-  if (auto maxFreq = llvm::MemoryBuffer::getFileAsStream(
-          "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")) {
-    double khz = 0;
-    if (!(*maxFreq)->getBuffer().trim().getAsDouble(khz))
-      ghz = khz / 1e6;
-  }
-  if (ghz == 0 && !mhzLine.empty()) {
-    double mhz = 0;
-    if (!mhzLine.getAsDouble(mhz))
-      ghz = mhz / 1e3;
-  }
-  if (ghz == 0)
-    ghz = 2.0; // Unknown: a typical server clock, said so below.
-
-  const IsaPeak *isa = nullptr;
-  for (const IsaPeak &candidate : kIsaPeaks)
-    if (flags.contains(candidate.flag)) {
-      isa = &candidate;
-      break;
-    }
-  IsaPeak scalar{"scalar", 1, 1};
-  if (!isa)
-    isa = &scalar;
-  int bf16Factor = 1;
-  StringRef bf16Flag;
-  for (const Bf16Peak &candidate : kBf16Peaks)
-    if (flags.contains(candidate.flag)) {
-      bf16Factor = candidate.factor;
-      bf16Flag = candidate.flag;
-      break;
-    }
-  int cores = countCores();
-  peak.fp32 = cores * isa->lanes * isa->fmaUnits * 2 * ghz;
-  peak.bf16 = peak.fp32 * bf16Factor;
-  llvm::raw_string_ostream os(peak.how);
-  os << cores << " cores x " << isa->lanes << " fp32 lanes x " << isa->fmaUnits
-     << " FMA units x 2 FLOPs x " << llvm::format("%.2f", ghz) << " GHz ("
-     << isa->flag;
-  if (!bf16Flag.empty())
-    os << "; bf16 x" << bf16Factor << " by " << bf16Flag;
-  if (cpuinfoText.empty())
-    os << "; /proc/cpuinfo unreadable, clock assumed";
-  os << ")";
-  return peak;
+  support::PeakFlops detected = support::detectPeakFlops();
+  return {detected.fp32, detected.bf16, detected.how};
 }
 
 /// --peak-gflops: FP32 or FP32,BF16 in GFLOP/s.

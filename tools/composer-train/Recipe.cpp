@@ -54,7 +54,8 @@ public:
         reader.number(root, "scale_schedule_ratio", 1.0);
     loss(root, config);
     microbatching(root, config);
-    stoppers(root, config);
+    modelCall(root, config.modelCall);
+    callbacks(root, config);
     config.threads = int(reader.integer(root, "threads", 0));
     config.jitOptimize = reader.boolean(root, "jit_optimize", false);
     if (const RecipeValue *precision = reader.get(root, "precision")) {
@@ -86,6 +87,22 @@ public:
     if (config.autoresume && config.saveFolder.empty())
       reader.error(root.loc, "'autoresume' needs a 'save_folder'");
     config.loadPath = reader.string(root, "load_path", "");
+    config.saveWeightsOnly = reader.boolean(root, "save_weights_only", false);
+    if (config.autoresume && config.saveWeightsOnly)
+      reader.error(reader.get(root, "save_weights_only")->loc,
+                   "'autoresume' needs whole checkpoints; it cannot resume "
+                   "from 'save_weights_only' ones");
+    LoadOptions &load = config.loadOptions;
+    load.weightsOnly = reader.boolean(root, "load_weights_only", false);
+    load.strict = reader.boolean(root, "load_strict_model_weights", true);
+    if (const RecipeValue *keys = reader.get(root, "load_ignore_keys")) {
+      if (keys->kind != RecipeValue::Kind::Sequence)
+        reader.error(keys->loc, "'load_ignore_keys' must be a list of glob "
+                                "patterns of state_dict names");
+      else
+        for (const RecipeValue &key : keys->items)
+          load.ignoreKeys.push_back(key.scalar);
+    }
     config.findUnusedParameters =
         reader.boolean(root, "find_unused_parameters", false);
     double timeout = reader.number(root, "dist_timeout", 60);
@@ -95,45 +112,52 @@ public:
         std::chrono::milliseconds(int64_t(timeout * 1000));
   }
 
-  /// `callbacks:` early_stopper and threshold_stopper, which every rank
-  /// runs (they decide when the run ends; all ranks see the same metrics).
-  void stoppers(const RecipeValue &root, TrainerConfig &config) {
-    const RecipeValue &callbacks = reader.mapping(root, "callbacks");
-    auto monitored = [&](const RecipeValue &map, StringRef name) {
-      MonitoredMetric metric;
-      if (const RecipeValue *monitor = reader.require(map, "monitor", name))
-        metric.monitor = monitor->scalar;
-      metric.label = reader.string(map, "dataloader_label", metric.label);
-      if (const RecipeValue *comp = reader.get(map, "comp")) {
-        if (comp->scalar == "higher")
-          metric.direction = MetricDirection::Higher;
-        else if (comp->scalar == "lower")
-          metric.direction = MetricDirection::Lower;
-        else
-          reader.error(comp->loc, "'comp' must be 'higher' or 'lower' (which "
-                                  "way the metric improves)");
-      }
-      return metric;
-    };
-    if (reader.get(callbacks, "early_stopper")) {
-      const RecipeValue &map = reader.mapping(callbacks, "early_stopper");
-      MonitoredMetric metric = monitored(map, "early_stopper");
-      double minDelta = reader.number(map, "min_delta", 0.0);
-      Time patience = reader.time(map, "patience", Time{1, TimeUnit::Epoch});
-      try {
-        config.callbacks.push_back(
-            createEarlyStopper(metric, minDelta, patience));
-      } catch (const std::invalid_argument &e) {
-        reader.error(map.loc, e.what());
+  /// `model_inputs: [column, ...]` (forward's arguments by position) or
+  /// `{argument: column}` (by name), and `output: key | index`.
+  void modelCall(const RecipeValue &root, ModelCall &call) {
+    if (const RecipeValue *inputs = reader.get(root, "model_inputs")) {
+      if (inputs->kind == RecipeValue::Kind::Sequence) {
+        for (const RecipeValue &item : inputs->items) {
+          if (item.kind != RecipeValue::Kind::Scalar)
+            reader.error(item.loc, "a model input is a column's name");
+          call.positional.push_back(item.scalar);
+        }
+      } else if (inputs->kind == RecipeValue::Kind::Mapping) {
+        for (const RecipeValue::Entry &entry : inputs->entries) {
+          entry.used = true;
+          if (entry.value.kind != RecipeValue::Kind::Scalar)
+            reader.error(entry.value.loc, "a model input is a column's name");
+          call.keywords.emplace_back(entry.key, entry.value.scalar);
+        }
+      } else {
+        reader.error(inputs->loc,
+                     "'model_inputs' must be a list of columns (forward's "
+                     "arguments in order) or a mapping of argument names to "
+                     "columns");
       }
     }
-    if (reader.get(callbacks, "threshold_stopper")) {
-      const RecipeValue &map = reader.mapping(callbacks, "threshold_stopper");
-      MonitoredMetric metric = monitored(map, "threshold_stopper");
-      if (reader.require(map, "threshold", "threshold_stopper"))
-        config.callbacks.push_back(createThresholdStopper(
-            metric, reader.number(map, "threshold", 0.0)));
+    if (const RecipeValue *output = reader.get(root, "output")) {
+      long long index = 0;
+      if (output->kind != RecipeValue::Kind::Scalar)
+        reader.error(output->loc, "'output' must be a dict key or a tuple "
+                                  "index");
+      else if (!StringRef(output->scalar).getAsInteger(10, index))
+        call.outputIndex = index;
+      else
+        call.outputKey = output->scalar;
     }
+  }
+
+  /// `callbacks:` registered callbacks by name (built-in or from a
+  /// plugin), with their options. Every rank runs them: the stoppers decide
+  /// when the run ends, and only rank 0 has logger destinations.
+  void callbacks(const RecipeValue &root, TrainerConfig &config) {
+    namedComponents<Callback>(
+        reader.mapping(root, "callbacks"), "callback", findCallback,
+        getRegisteredCallbacks,
+        [&](std::unique_ptr<Callback> callback, llvm::SMLoc) {
+          config.callbacks.push_back(std::move(callback));
+        });
   }
 
   /// `device_train_microbatch_size: N | auto` and
@@ -175,12 +199,11 @@ public:
     return true;
   }
 
-  /// What `loggers` and `callbacks` ask for, created only on rank 0.
+  /// What `loggers` asks for, created only on rank 0.
   struct OutputPlan {
     const RecipeValue *loggers = nullptr;
     bool progressBar = true;
     std::string jsonl, tensorboard;
-    std::optional<int64_t> speedWindow;
   };
 
   OutputPlan planOutputs(const RecipeValue &root) {
@@ -190,11 +213,6 @@ public:
     plan.progressBar = reader.boolean(loggers, "progress_bar", true);
     plan.jsonl = reader.string(loggers, "jsonl", "");
     plan.tensorboard = reader.string(loggers, "tensorboard", "");
-    const RecipeValue &callbacks = reader.mapping(root, "callbacks");
-    if (reader.get(callbacks, "speed_monitor")) {
-      const RecipeValue &speed = reader.mapping(callbacks, "speed_monitor");
-      plan.speedWindow = reader.integer(speed, "window_size", 20);
-    }
     return plan;
   }
 
@@ -205,8 +223,6 @@ public:
       if (plan.progressBar)
         config.callbacks.push_back(
             createProgressBar(std::cerr, isatty(STDERR_FILENO)));
-      if (plan.speedWindow)
-        config.callbacks.push_back(createSpeedMonitor(*plan.speedWindow));
       if (!plan.jsonl.empty())
         config.logger.addDestination(createJsonlLogger(plan.jsonl));
       if (!plan.tensorboard.empty())
@@ -226,6 +242,7 @@ public:
                       *path = nullptr, *limit = nullptr, *root = nullptr,
                       *index = nullptr;
     std::string inputColumn, targetColumn;
+    std::vector<std::string> columns;
     int64_t sequenceLength = 0, limitCount = 0;
     int tokenBytes = 2;
     bool skipBadSamples = false;
@@ -273,6 +290,14 @@ public:
       plan.path = reader.require(spec, "local", key);
       plan.inputColumn = reader.string(spec, "input", "image");
       plan.targetColumn = reader.string(spec, "target", "label");
+      if (const RecipeValue *columns = reader.get(spec, "columns")) {
+        if (columns->kind != RecipeValue::Kind::Sequence)
+          reader.error(columns->loc, "'columns' must be a list of column "
+                                     "names");
+        else
+          for (const RecipeValue &item : columns->items)
+            plan.columns.push_back(item.scalar);
+      }
       plan.mds.verifyHashes =
           reader.boolean(spec, "verify_hashes", plan.mds.verifyHashes);
       plan.mds.cachedShards =
@@ -476,7 +501,7 @@ public:
     }
     if (plan.type == "mds")
       return openMds(plan.path->scalar, plan.inputColumn, plan.targetColumn,
-                     plan.mds);
+                     plan.mds, plan.columns);
     return makeSynthetic(plan.synthetic);
   }
 
@@ -530,8 +555,19 @@ public:
       else
         std::tie(spec.beta1, spec.beta2) = std::pair(values[0], values[1]);
     }
+    if (const RecipeValue *exclude = reader.get(map, "weight_decay_exclude")) {
+      if (exclude->kind != RecipeValue::Kind::Sequence)
+        reader.error(exclude->loc, "'weight_decay_exclude' must be a list of "
+                                   "parameter name patterns");
+      else
+        for (const RecipeValue &item : exclude->items)
+          spec.weightDecayExclude.push_back(item.scalar);
+    }
+    // The patterns are checked against the model's names when it trains.
     check(map, [&] {
-      Optimizer(spec, {torch::zeros({1}, torch::requires_grad())});
+      OptimizerSpec values = spec;
+      values.weightDecayExclude.clear();
+      Optimizer(values, {torch::zeros({1}, torch::requires_grad())});
     });
   }
 
@@ -549,43 +585,53 @@ public:
     spec.alphaF = reader.number(map, "alpha_f", spec.alphaF);
     spec.power = reader.number(map, "power", spec.power);
     spec.scaleWarmup = reader.boolean(map, "scale_warmup", spec.scaleWarmup);
+    spec.t0 = reader.time(map, "t_0", spec.t0);
+    spec.tMult = reader.number(map, "t_mult", spec.tMult);
     check(map, [&] { createScheduler(spec); });
   }
 
   /// `algorithms:` maps registered names to their options, in run order.
   void algorithms(const RecipeValue &root,
                   std::vector<std::unique_ptr<Algorithm>> &out) {
-    const RecipeValue &map = reader.mapping(root, "algorithms");
+    namedComponents<Algorithm>(
+        reader.mapping(root, "algorithms"), "algorithm", findAlgorithm,
+        getRegisteredAlgorithms,
+        [&](std::unique_ptr<Algorithm> algorithm, llvm::SMLoc at) {
+          out.push_back(std::move(algorithm));
+          algorithmLocs.push_back(at);
+        });
+  }
+
+  /// Every entry of `map` as the registered `kind` its key names, created
+  /// from its value's options and given to `add` with the key's location.
+  template <typename Product, typename Find, typename All, typename Add>
+  void namedComponents(const RecipeValue &map, StringRef kind, Find find,
+                       All all, Add add) {
     for (const RecipeValue::Entry &entry : map.entries) {
       entry.used = true;
-      const AlgorithmInfo *info = findAlgorithm(entry.key);
+      const ComponentInfo<Product> *info = find(entry.key);
       if (!info) {
         // One error for the name, none for its options.
         reader.markRead(entry.value);
-        reader.error(entry.keyLoc, "unknown algorithm '" + entry.key +
-                                       "'; expected one of: " +
-                                       namesOf(getRegisteredAlgorithms()));
+        reader.error(entry.keyLoc, "unknown " + kind + " '" + entry.key +
+                                       "'; expected one of: " + namesOf(all()));
         continue;
       }
-      RecipeValue noOptions;
-      noOptions.kind = RecipeValue::Kind::Mapping;
-      noOptions.loc = entry.keyLoc;
-      const RecipeValue &options =
-          entry.value.isNull() ? noOptions : entry.value;
-      if (options.kind != RecipeValue::Kind::Mapping) {
-        reader.error(entry.value.loc,
-                     "options of '" + entry.key + "' must be a mapping");
-        continue;
-      }
-      if (auto algorithm = create(*info, options, entry.keyLoc))
-        out.push_back(std::move(algorithm));
+      if (auto component = createWithOptions(*info, entry))
+        add(std::move(component), entry.keyLoc);
     }
   }
 
   /// `loss:` a registered loss by name, or a mapping of its `name` and its
   /// options.
   void loss(const RecipeValue &root, TrainerConfig &config) {
-    if (const RecipeValue *value = reader.get(root, "loss"))
+    const RecipeValue *value = reader.get(root, "loss");
+    if (value && value->kind == RecipeValue::Kind::Scalar &&
+        value->scalar == "model") {
+      config.modelCall.lossFromModel = true;
+      return;
+    }
+    if (value)
       if (auto created =
               component<Loss>(*value, "loss", findLoss, getRegisteredLosses))
         config.loss = std::move(created);
@@ -626,7 +672,28 @@ public:
     return create(*info, *options, name->loc);
   }
 
+  /// Where each created algorithm is named, in order.
+  std::vector<llvm::SMLoc> algorithmLocs;
+
 private:
+  /// The component `info` names at `entry`, whose value is its options'
+  /// mapping or empty (`memory_monitor:`); null after an error.
+  template <typename Product>
+  std::unique_ptr<Product> createWithOptions(const ComponentInfo<Product> &info,
+                                             const RecipeValue::Entry &entry) {
+    RecipeValue noOptions;
+    noOptions.kind = RecipeValue::Kind::Mapping;
+    noOptions.loc = entry.keyLoc;
+    const RecipeValue &options = entry.value.isNull() ? noOptions : entry.value;
+    if (options.kind != RecipeValue::Kind::Mapping) {
+      reader.markRead(entry.value);
+      reader.error(entry.value.loc,
+                   "options of '" + entry.key + "' must be a mapping");
+      return nullptr;
+    }
+    return create(info, options, entry.keyLoc);
+  }
+
   /// "a, b, c": the names of registered components, for messages.
   template <typename Info>
   static std::string namesOf(const std::vector<const Info *> &infos) {
@@ -748,6 +815,24 @@ loadRecipe(const std::string &recipePath,
     config.evaluators.push_back({plan.label, builder.loadData(plan.data),
                                  std::move(plan.metrics), plan.interval,
                                  plan.subsetNumBatches});
+  // Algorithms check the samples they work on, at their names.
+  if (config.trainLoader)
+    for (size_t i = 0; i < config.algorithms.size(); ++i) {
+      try {
+        config.algorithms[i]->checkData(config.trainLoader->dataset().spec());
+      } catch (const std::invalid_argument &e) {
+        reader.error(builder.algorithmLocs[i], e.what());
+      }
+    }
+  // The columns model_inputs names must be the training data's.
+  if (config.trainLoader)
+    if (const RecipeValue *inputs = reader.get(root, "model_inputs")) {
+      try {
+        ModelCall(config.modelCall).bind(config.trainLoader->dataset().spec());
+      } catch (const std::invalid_argument &e) {
+        reader.error(inputs->loc, e.what());
+      }
+    }
   if (reader.failed() || !builder.loadModel(*model, config))
     return std::nullopt;
   // One process speaks for the group.

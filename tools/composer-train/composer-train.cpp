@@ -1,6 +1,7 @@
 //===- composer-train.cpp - Train a TorchScript model from a recipe -------===//
 //
 //   composer-train recipe.yaml [key=value ...] [--autoresume]
+//                  [--plugin lib.so ...]
 //
 // Exit status 0 when the run finishes, 1 on any error (bad recipe, bad data,
 // a NaN loss) after a diagnostic.
@@ -10,6 +11,7 @@
 #include "Launcher.h"
 #include "Recipe.h"
 
+#include "composer/Runtime/Options.h"
 #include "composer/Runtime/ProcessSettings.h"
 #include "composer/Runtime/Trainer.h"
 
@@ -17,6 +19,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <dlfcn.h>
 
 using namespace llvm;
 
@@ -44,6 +48,12 @@ static cl::opt<bool>
              cl::desc("Evaluate the model (after loading load_path or the "
                       "newest checkpoint) and exit"),
              cl::cat(trainCategory));
+
+static cl::list<std::string>
+    plugins("plugin",
+            cl::desc("Load a shared library that registers algorithms and "
+                     "callbacks (repeatable; examples/plugin)"),
+            cl::value_desc("lib.so"), cl::cat(trainCategory));
 
 static cl::OptionCategory
     launchCategory("Launching several processes (torchrun's contract)");
@@ -76,6 +86,31 @@ int main(int argc, char **argv) {
       "composer-train: trains a TorchScript model from a Composer-style "
       "recipe\n\n  composer-train recipe.yaml optimizer.lr=0.05 "
       "max_duration=2ep\n");
+
+  // Plugins register their components before any recipe names them; a
+  // name taken twice (by the runtime or a plugin) is an error.
+  auto conflicts = [](const std::string &source) {
+    std::vector<std::string> taken =
+        composer::runtime::takeRegistrationConflicts();
+    for (const std::string &what : taken)
+      errs() << "composer-train: error: " << source << " registers " << what
+             << ", which is already registered\n";
+    return !taken.empty();
+  };
+  if (conflicts("the runtime"))
+    return 1;
+  for (const std::string &plugin : plugins) {
+    // dlopen itself, not LLVM's DynamicLibrary, which closes its libraries
+    // at exit while the runtime's registries still hold the plugin's
+    // functions; RTLD_NODELETE keeps the code mapped until the end.
+    if (!dlopen(plugin.c_str(), RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE)) {
+      errs() << "composer-train: error: cannot load plugin '" << plugin
+             << "': " << dlerror() << "\n";
+      return 1;
+    }
+    if (conflicts("plugin '" + plugin + "'"))
+      return 1;
+  }
 
   // The launcher starts copies of this command line; they find RANK set.
   if ((nprocPerNode > 0 || nnodes > 1) && !getenv("RANK")) {

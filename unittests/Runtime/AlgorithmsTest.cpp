@@ -66,6 +66,8 @@ const std::map<std::string, std::vector<ExpectedOption>> &expectedAlgorithms() {
       {"cutout", {{"num_holes", int64_t(1)}, {"length", 0.5}}},
       {"ema",
        {{"half_life", Time{1000, TimeUnit::Batch}},
+        {"smoothing", -1.0},
+        {"ema_start", Time{0, TimeUnit::Duration}},
         {"update_interval", Time{1, TimeUnit::Batch}}}},
       {"gradient_clipping",
        {{"clipping_type", std::nullopt}, {"clipping_threshold", std::nullopt}}},
@@ -645,6 +647,36 @@ TEST(EmaTest, AveragesMatchTheClosedForm) {
     EXPECT_EQ(valueOf(state.model, "bn.running_mean"), 49.0);
     EXPECT_EQ(valueOf(state.model, "bn.num_batches_tracked"), 7.0);
   }
+}
+
+TEST(EmaTest, SmoothingAndEmaStart) {
+  // smoothing 0.5 from batch 3 on: the average starts from batch 3's
+  // weights, and evaluation before it sees the training weights.
+  auto algorithm = createAlgorithm(
+      "ema", {{"smoothing", 0.5}, {"ema_start", Time{3, TimeUnit::Batch}}});
+  State state = makeState(10, 10, 0);
+  Logger logger;
+  state.model = makeEmaModel();
+  state.parameters = namedParameters(state.model);
+  setWeights(state.model, 1.0, 0);
+  fire(*algorithm, Event::FitStart, state, logger);
+  double expected = 0;
+  for (int64_t batch = 1; batch <= 5; ++batch) {
+    double w = double(10 * batch);
+    setWeights(state.model, w, batch);
+    state.timestamp.batch = batch;
+    EXPECT_FALSE(algorithm->match(Event::EvalStart, state) && batch < 3)
+        << "batch " << batch;
+    fire(*algorithm, Event::BatchEnd, state, logger);
+    if (batch == 3)
+      expected = w;
+    else if (batch > 3)
+      expected = 0.5 * expected + 0.5 * w;
+  }
+  ASSERT_TRUE(fire(*algorithm, Event::EvalStart, state, logger));
+  EXPECT_NEAR(valueOf(state.model, "w"), expected, 1e-4); // 10 * 4.25
+  EXPECT_THROW(createAlgorithm("ema", {{"smoothing", 1.0}}),
+               std::invalid_argument);
 }
 
 TEST(EmaTest, CheckpointRoundTrip) {

@@ -256,6 +256,110 @@ TEST(CheckpointTest, RejectsBadFilesWithoutChangingTheModel) {
     EXPECT_TRUE(torch::equal(tensor, after.at(name))) << name;
 }
 
+TEST(CheckpointTest, WeightsOnlyCheckpointsStartFreshRuns) {
+  std::string dir = tempDir("weights-only");
+  TrainerConfig first = baseConfig(dir);
+  first.maxDuration = parseTime("5ba");
+  first.saveWeightsOnly = true;
+  first.algorithms.clear(); // EMA would leave its average in the model
+  Trainer trainer(std::move(first));
+  trainer.fit();
+  ASSERT_TRUE(trainer.lastCheckpoint());
+  std::string path = *trainer.lastCheckpoint();
+  auto trained = weights(trainer.state().model);
+
+  // Resuming from it is refused before anything changes.
+  TrainerConfig resuming = baseConfig(tempDir("weights-only-resume"));
+  resuming.loadPath = path;
+  Trainer refused(std::move(resuming));
+  try {
+    refused.fit();
+    FAIL() << "expected a std::runtime_error";
+  } catch (const std::runtime_error &e) {
+    EXPECT_NE(std::string(e.what()).find("holds weights only"),
+              std::string::npos)
+        << e.what();
+  }
+
+  // Loaded weights-only, the run starts at zero from the trained weights.
+  TrainerConfig starting = baseConfig(tempDir("weights-only-start"));
+  starting.model = makeClassifier(42);
+  starting.loadPath = path;
+  starting.loadOptions.weightsOnly = true;
+  starting.maxDuration = parseTime("1ba");
+  std::map<int64_t, std::map<std::string, torch::Tensor>> atStart;
+  starting.callbacks.push_back(
+      recordByBatch(Event::FitStart, atStart,
+                    [](State &state) { return weights(state.model); }));
+  Trainer fresh(std::move(starting));
+  fresh.fit();
+  ASSERT_EQ(atStart.count(0), 1u);
+  for (const auto &[name, tensor] : trained)
+    EXPECT_TRUE(torch::equal(tensor, atStart[0].at(name))) << name;
+  EXPECT_EQ(fresh.state().timestamp.batch, 1);
+}
+
+TEST(CheckpointTest, NonStrictLoadsWhatBothHaveAndIgnoresKeys) {
+  std::string dir = tempDir("non-strict");
+  State saved;
+  saved.model = makeClassifier(3);
+  saved.parameters = namedParameters(saved.model);
+  CheckpointExtras extras;
+  std::string path = dir + "/model.ckpt";
+  saveCheckpoint(path, saved, extras);
+
+  // A model with one more parameter than the checkpoint.
+  auto extended = [] {
+    State state;
+    state.model = makeClassifier(4);
+    state.model.register_parameter("extra", torch::ones({2}), false);
+    state.parameters = namedParameters(state.model);
+    return state;
+  };
+  State strict = extended();
+  torch::Tensor before =
+      strict.model.attr("head").toModule().attr("weight").toTensor().clone();
+  try {
+    loadCheckpoint(path, strict, extras);
+    FAIL() << "expected a std::runtime_error";
+  } catch (const std::runtime_error &e) {
+    EXPECT_NE(std::string(e.what()).find("has no tensor 'extra'"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(torch::equal(
+      before, strict.model.attr("head").toModule().attr("weight").toTensor()));
+
+  State lenient = extended();
+  torch::Tensor ownBias =
+      lenient.model.attr("head").toModule().attr("bias").toTensor().clone();
+  LoadOptions options;
+  options.strict = false;
+  options.ignoreKeys = {"state/model/head.b*"};
+  LoadReport report = loadCheckpoint(path, lenient, extras, options);
+  EXPECT_EQ(report.missing, (std::vector<std::string>{"extra"}));
+  EXPECT_EQ(report.ignored, (std::vector<std::string>{"head.bias"}));
+  EXPECT_TRUE(report.unexpected.empty());
+  auto head = lenient.model.attr("head").toModule();
+  EXPECT_TRUE(torch::equal(
+      head.attr("weight").toTensor(),
+      saved.model.attr("head").toModule().attr("weight").toTensor()));
+  EXPECT_TRUE(torch::equal(head.attr("bias").toTensor(), ownBias));
+  EXPECT_TRUE(
+      torch::equal(lenient.model.attr("extra").toTensor(), torch::ones({2})));
+
+  // The other way round: a tensor the model lacks is unexpected.
+  State smaller;
+  smaller.model = makeClassifier(5);
+  smaller.parameters = namedParameters(smaller.model);
+  State source = extended();
+  saveCheckpoint(dir + "/extended.ckpt", source, extras);
+  EXPECT_THROW(loadCheckpoint(dir + "/extended.ckpt", smaller, extras),
+               std::runtime_error);
+  report = loadCheckpoint(dir + "/extended.ckpt", smaller, extras, options);
+  EXPECT_EQ(report.unexpected, (std::vector<std::string>{"extra"}));
+}
+
 TEST(CheckpointTest, KeepsTheNewestN) {
   std::string dir = tempDir("keep");
   TrainerConfig config = baseConfig(dir);

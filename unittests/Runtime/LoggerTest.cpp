@@ -394,7 +394,7 @@ TEST(SpeedMonitorTest, ThroughputOnceTheWindowIsFull) {
   Logger logger;
   logger.addDestination(std::make_unique<Capture>(logged));
   State state = stateWithBatch(8);
-  auto monitor = createSpeedMonitor(/*windowSize=*/3);
+  auto monitor = createSpeedMonitor({/*windowSize=*/3});
   for (int i = 0; i < 5; ++i)
     runBatch(*monitor, state, logger, std::chrono::milliseconds(5));
 
@@ -426,7 +426,7 @@ TEST(SpeedMonitorTest, EvaluationIsNotTrainingTime) {
   Logger logger;
   logger.addDestination(std::make_unique<Capture>(logged));
   State state = stateWithBatch(4);
-  auto monitor = createSpeedMonitor(1);
+  auto monitor = createSpeedMonitor({1});
   monitor->runEvent(Event::FitStart, state, logger);
   runBatch(*monitor, state, logger);
   monitor->runEvent(Event::EvalStart, state, logger);
@@ -435,6 +435,112 @@ TEST(SpeedMonitorTest, EvaluationIsNotTrainingTime) {
   runBatch(*monitor, state, logger);
   ASSERT_EQ(logged.size(), 2u);
   EXPECT_LT(logged[1].metrics.at("wall_clock/train"), 0.15);
+}
+
+TEST(SpeedMonitorTest, MfuOfAModelWhoseFlopsAreKnown) {
+  // A linear layer 6 -> 3 without bias: 2 * 18 FLOPs forward, twice that
+  // backward, per sample; the model says so in its attribute.
+  torch::jit::Module model("Linear");
+  model.register_parameter("w", torch::randn({6, 3}), false);
+  model.register_attribute("composer_flops_per_sample", c10::FloatType::get(),
+                           6.0 * 18);
+  for (const char *precision : {"fp32", "amp_bf16"}) {
+    std::vector<Logged> logged;
+    Logger logger;
+    logger.addDestination(std::make_unique<Capture>(logged));
+    State state = stateWithBatch(8);
+    state.model = model;
+    state.worldSize = 2;
+    state.precision = parsePrecision(precision);
+    state.timestamp.token = 0;
+    auto monitor = createSpeedMonitor({/*windowSize=*/2, 0, /*peak=*/1.5});
+    monitor->runEvent(Event::FitStart, state, logger);
+    for (int i = 0; i < 3; ++i)
+      runBatch(*monitor, state, logger, std::chrono::milliseconds(2));
+    const auto &metrics = logged.back().metrics;
+    double samples = metrics.at("throughput/samples_per_sec");
+    double flops = metrics.at("throughput/flops_per_sec");
+    EXPECT_NEAR(flops, 108 * samples, 1e-9 * flops);
+    EXPECT_NEAR(metrics.at("throughput/device/flops_per_sec"), flops / 2,
+                1e-9 * flops);
+    EXPECT_NEAR(metrics.at("throughput/device/mfu"), flops / 2 / 1.5e9, 1e-9);
+    EXPECT_EQ(metrics.count("throughput/tokens_per_sec"), 0u);
+  }
+  // Without a FLOP count: throughput, and no MFU.
+  std::vector<Logged> logged;
+  Logger logger;
+  logger.addDestination(std::make_unique<Capture>(logged));
+  State state = stateWithBatch(8);
+  auto monitor = createSpeedMonitor({1});
+  monitor->runEvent(Event::FitStart, state, logger);
+  runBatch(*monitor, state, logger);
+  EXPECT_EQ(logged.back().metrics.count("throughput/samples_per_sec"), 1u);
+  EXPECT_EQ(logged.back().metrics.count("throughput/device/mfu"), 0u);
+}
+
+TEST(MonitorTest, MemoryAndOptimizerNorms) {
+  std::vector<Logged> logged;
+  Logger logger;
+  logger.addDestination(std::make_unique<Capture>(logged));
+  State state = stateWithBatch(4);
+  torch::Tensor w = torch::tensor({3.0, 4.0}).requires_grad_();
+  torch::Tensor b = torch::tensor({1.0}).requires_grad_();
+  w.mutable_grad() = torch::tensor({0.0, 2.0});
+  b.mutable_grad() = torch::tensor({-1.0});
+  state.parameters = {{"w", w}, {"b", b}};
+  auto memory = createCallback("memory_monitor");
+  auto optimizer = createCallback("optimizer_monitor");
+  runBatch(*memory, state, logger);
+  runBatch(*optimizer, state, logger);
+  ASSERT_EQ(logged.size(), 2u);
+  EXPECT_GT(logged[0].metrics.at("memory/rss_bytes"), 1e6);
+  EXPECT_GE(logged[0].metrics.at("memory/peak_rss_bytes"),
+            logged[0].metrics.at("memory/rss_bytes"));
+  const auto &norms = logged[1].metrics;
+  EXPECT_DOUBLE_EQ(norms.at("l2_norm/grad/global"), std::sqrt(5.0));
+  EXPECT_DOUBLE_EQ(norms.at("l2_norm/grad/w"), 2.0);
+  EXPECT_DOUBLE_EQ(norms.at("l2_norm/param/w"), 5.0);
+  EXPECT_DOUBLE_EQ(norms.at("l2_norm/param/b"), 1.0);
+  // Every callback the recipe can name is registered.
+  std::vector<std::string> names;
+  for (const CallbackInfo *info : getRegisteredCallbacks())
+    names.push_back(info->name);
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "early_stopper", "memory_monitor", "optimizer_monitor",
+                       "profiler", "speed_monitor", "threshold_stopper"}));
+}
+
+TEST(ProfilerTest, TracesTheActiveBatchesOfTheSchedule) {
+  std::string folder =
+      ::testing::TempDir() + "profiler-" + std::to_string(::getpid());
+  std::filesystem::remove_all(folder);
+  Logger logger;
+  State state = stateWithBatch(4);
+  auto profiler = createCallback("profiler", {{"folder", folder},
+                                              {"wait", int64_t(1)},
+                                              {"warmup", int64_t(1)},
+                                              {"active", int64_t(2)},
+                                              {"repeat", int64_t(1)}});
+  profiler->runEvent(Event::FitStart, state, logger);
+  for (int i = 0; i < 6; ++i) {
+    profiler->runEvent(Event::BatchStart, state, logger);
+    torch::mm(torch::ones({8, 8}), torch::ones({8, 8})); // batch i's work
+    runBatch(*profiler, state, logger);
+  }
+  profiler->runEvent(Event::FitEnd, state, logger);
+  // Batches 0 (wait) and 1 (warmup) are not traced; 2 and 3 are, in one
+  // file; the cycle is not repeated.
+  std::vector<std::string> files;
+  for (const auto &entry : std::filesystem::directory_iterator(folder))
+    files.push_back(entry.path().filename().string());
+  ASSERT_EQ(files, (std::vector<std::string>{"ep0-ba2-trace.json"}));
+  std::ifstream in(folder + "/ep0-ba2-trace.json");
+  std::string trace((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  EXPECT_NE(trace.find("aten::mm"), std::string::npos);
+  EXPECT_THROW(
+      createCallback("profiler", {{"folder", folder}, {"active", int64_t(0)}}),
+      std::invalid_argument);
 }
 
 /// A progress bar's output and the state of batches of 8 it is shown.

@@ -351,6 +351,20 @@ TEST(MdsTest, Dataset) {
   EXPECT_EQ(tensors->spec().targetType, torch::kFloat);
   EXPECT_EQ(tensors->get(1).target.item<float>(), 0.5f);
 
+  // Further columns are batched by name beside the input and target.
+  auto named = openMds(dir, "arr", "label", {}, {"score", "dyn"});
+  ASSERT_EQ(named->spec().columns.size(), 2u);
+  EXPECT_EQ(named->spec().inputName, "arr");
+  EXPECT_EQ(named->spec().targetName, "label");
+  EXPECT_EQ(named->spec().columns[0].name, "score");
+  EXPECT_EQ(named->spec().columns[0].type, torch::kFloat);
+  EXPECT_EQ(named->spec().columns[1].shape, (std::vector<int64_t>{1}));
+  Sample withColumns = named->get(1);
+  ASSERT_EQ(withColumns.columns.size(), 2u);
+  EXPECT_EQ(withColumns.columns[0].item<float>(), 0.5f);
+  expectOpenError([&] { openMds(dir, "img", "label", {}, {"score"}); },
+                  "column 'score'", "beside an input that is not an image");
+
   // A shape the encoding leaves open comes from sample 0.
   auto dynamic = openMds(dir, "dyn", "label");
   EXPECT_EQ(dynamic->spec().inputShape, (std::vector<int64_t>{1}));

@@ -251,6 +251,28 @@ TEST(SchedulerTest, ConstantAndMultiStepWithWarmup) {
   expectInvalid(s, "t_warmup");
 }
 
+TEST(SchedulerTest, CosineWarmRestarts) {
+  SchedulerSpec s = spec("cosine_warm_restarts");
+  s.t0 = ba(4);
+  s.tMult = 2;
+  s.alphaF = 0.2;
+  auto restarts = createScheduler(s);
+  // Cycles [0, 4), [4, 12), [12, 28): down from 1 to alpha_f, then restart.
+  expectAt(*restarts, {{0, 1.0},
+                       {2, 0.2 + 0.8 * 0.5},
+                       {4, 1.0},
+                       {8, 0.2 + 0.8 * 0.5},
+                       {10, 0.2 + 0.8 * (1 + std::cos(0.75 * M_PI)) / 2},
+                       {12, 1.0},
+                       {20, 0.6}});
+  SchedulerSpec epochs = spec("cosine_warm_restarts");
+  epochs.t0 = ep(1); // 10 batches, then 10 again
+  expectAt(*createScheduler(epochs), {{5, 0.5}, {10, 1.0}, {15, 0.5}});
+  SchedulerSpec shrinking = s;
+  shrinking.tMult = 0.5;
+  expectInvalid(shrinking, "t_mult must be >= 1");
+}
+
 TEST(SchedulerTest, Validation) {
   expectInvalid(spec("cosine_annealing_typo"), "unknown scheduler");
   expectRejects(spec("step"), "gamma", [](auto &s) { s.gamma = 0; });
@@ -360,6 +382,35 @@ TEST(OptimizerTest, DecoupledSgdwScalesDecayByLrRatio) {
   EXPECT_NEAR(got[0], 1.0 * (1 - 0.005) - 0.05 * 2.0, 1e-15);
   EXPECT_NEAR(got[1], -2.0 * (1 - 0.005) - 0.05 * -4.0, 1e-15);
   EXPECT_EQ(values(frozen)[0], 4.0);
+}
+
+TEST(OptimizerTest, WeightDecayExcludeFormsAnUndecayedGroup) {
+  for (const char *name : {"sgd", "decoupled_sgdw", "adamw"}) {
+    OptimizerSpec s = optimizer(name, 0.1);
+    s.weightDecay = 0.5;
+    s.weightDecayExclude = {"bias", "*.norm.*"};
+    auto weight = param({1.0}), bias = param({1.0}), scale = param({1.0});
+    Optimizer opt(s, {{"fc.weight", weight},
+                      {"fc.bias", bias},
+                      {"block.norm.weight", scale}});
+    EXPECT_EQ(opt.excludedFromDecay(), 2u);
+    // A zero gradient: only weight decay moves a weight.
+    for (const auto &w : {weight, bias, scale})
+      w.mutable_grad() = torch::zeros_like(w);
+    opt.step();
+    EXPECT_LT(values(weight)[0], 1.0) << name;
+    EXPECT_EQ(values(bias)[0], 1.0) << name;
+    EXPECT_EQ(values(scale)[0], 1.0) << name;
+  }
+  OptimizerSpec unmatched = optimizer("adamw", 0.1);
+  unmatched.weightDecayExclude = {"norm"};
+  try {
+    Optimizer opt(unmatched, {{"fc.weight", param({1.0})}});
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument &e) {
+    EXPECT_NE(std::string(e.what()).find("'norm' matches no trainable"),
+              std::string::npos);
+  }
 }
 
 TEST(OptimizerTest, DecoupledAdamW) {

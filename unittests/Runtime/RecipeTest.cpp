@@ -320,9 +320,49 @@ TEST_F(RecipeTest, ReadsEvaluatorsAndTheirMetrics) {
               "perplexity");
   expectError(valid() + "eval_data: " + data + ", metrics: [miou]}\n",
               ":23:93: error: missing required key 'num_classes' in 'miou'");
-  expectError(valid() + "eval_data: " + data + "}\nevaluators:\n  eval: " +
-                  data + "}\n",
+  expectError(valid() + "eval_data: " + data +
+                  "}\nevaluators:\n  eval: " + data + "}\n",
               ":25:3: error: evaluator 'eval' is defined twice");
+}
+
+TEST_F(RecipeTest, ReadsModelInputsOutputAndTheModelsLoss) {
+  ASSERT_TRUE(load(
+      valid(), {"model_inputs=[input, target]", "output=logits", "loss=model"}))
+      << errors;
+  EXPECT_EQ(config->modelCall.positional,
+            (std::vector<std::string>{"input", "target"}));
+  EXPECT_EQ(config->modelCall.outputKey, "logits");
+  EXPECT_TRUE(config->modelCall.lossFromModel);
+  ASSERT_TRUE(load(valid(), {"model_inputs={x: input}", "output=1"})) << errors;
+  ASSERT_EQ(config->modelCall.keywords.size(), 1u);
+  EXPECT_EQ(config->modelCall.keywords[0].first, "x");
+  EXPECT_EQ(config->modelCall.outputIndex, 1);
+  EXPECT_FALSE(config->modelCall.lossFromModel);
+  expectError(valid() + "model_inputs: [input, attention_mask]\n",
+              ":23:16: error: model_inputs: the training data has no column "
+              "'attention_mask'; its columns: input, target");
+}
+
+TEST_F(RecipeTest, ReadsCallbacksByName) {
+  ASSERT_TRUE(load(valid() + "callbacks:\n"
+                             "  early_stopper: {monitor: Accuracy, patience: "
+                             "2ep, comp: higher}\n"
+                             "  memory_monitor:\n"
+                             "  speed_monitor: {window_size: 5, "
+                             "flops_per_sample: 1.5e9}\n"))
+      << errors;
+  EXPECT_EQ(config->callbacks.size(), 3u);
+  expectError(valid() + "callbacks:\n  lr_monitor: {}\n",
+              ":24:3: error: unknown callback 'lr_monitor'; expected one of: "
+              "early_stopper, memory_monitor, optimizer_monitor, profiler, "
+              "speed_monitor, threshold_stopper");
+  expectError(valid() + "callbacks:\n  threshold_stopper: {monitor: MIoU}\n",
+              ":24:23: error: missing required key 'threshold' in "
+              "'threshold_stopper'");
+  expectError(valid() + "callbacks:\n  early_stopper: {monitor: Accuracy, "
+                        "comp: up}\n",
+              ":24:44: error: bad 'early_stopper': early_stopper: comp must "
+              "be 'higher' or 'lower'");
 }
 
 TEST_F(RecipeTest, ReadsEveryAlgorithmsOptions) {

@@ -33,7 +33,7 @@ struct StandInStages final : StepStages {
                         ForwardNext) override {
     if (forwardWith)
       return forwardWith(step.state(), input);
-    return outputTensor(step.state().model.forward({input}));
+    return forwardModel(step.state(), input);
   }
   torch::Tensor loss(TrainingStep &step, const torch::Tensor &outputs,
                      const torch::Tensor &target, bool perSample,

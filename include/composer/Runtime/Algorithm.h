@@ -34,10 +34,23 @@ public:
   /// Whether it interpolates the loss (Composer's `interpolate_loss`); two
   /// such algorithms in one run draw a warning.
   virtual bool interpolatesLoss() const { return false; }
+  /// Throws std::invalid_argument, naming the algorithm and the column,
+  /// when the training data is not what it works on (images, class-index
+  /// targets; requireImages, requireClassTargets). The trainer asks before
+  /// INIT.
+  virtual void checkData(const SampleSpec &spec) const {}
   /// What a checkpoint must carry for an exact resume (EMA weights, ...).
   virtual void saveState(torch::serialize::OutputArchive &archive) const {}
   virtual void loadState(torch::serialize::InputArchive &archive) {}
 };
+
+/// Throws std::invalid_argument unless the samples' input is an image
+/// ([C, H, W]): "<algorithm> needs image inputs; the training data's column
+/// '<name>' holds ...".
+void requireImages(const std::string &algorithm, const SampleSpec &spec);
+/// Throws std::invalid_argument unless the samples' targets are class
+/// indices (integers: one per sample, or per token).
+void requireClassTargets(const std::string &algorithm, const SampleSpec &spec);
 
 /// Observes every event: progress bar, speed monitor, checkpointing.
 class Callback {

@@ -36,8 +36,8 @@ const AlgorithmInfo *findAlgorithm(std::string_view name);
 std::unique_ptr<Algorithm>
 createAlgorithm(std::string_view name, const AlgorithmOptions &options = {});
 
-/// Adds `info` to the registry; a name registered twice is a programming
-/// error and throws std::logic_error.
+/// Adds `info` to the registry; a name registered twice is noted as a conflict
+/// (takeRegistrationConflicts).
 void registerAlgorithm(AlgorithmInfo info);
 
 /// Registers `AlgorithmT`, constructed from `Options`, at static

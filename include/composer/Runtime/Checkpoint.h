@@ -36,21 +36,53 @@ struct CheckpointExtras {
 };
 
 /// Writes `path` atomically. Throws std::runtime_error naming the path.
+/// `weightsOnly` (Composer's save_weights_only) writes the model's tensors
+/// and no training state: such a file starts runs, it does not resume them.
 void saveCheckpoint(const std::string &path, const State &state,
-                    const CheckpointExtras &extras);
+                    const CheckpointExtras &extras, bool weightsOnly = false);
 
-/// Restores everything `saveCheckpoint` wrote into `state` (whose model and
-/// optimizer must already exist) and `extras`. Throws std::runtime_error
-/// naming the path and the mismatch (missing tensor, shape, corrupt file).
-void loadCheckpoint(const std::string &path, State &state,
-                    CheckpointExtras &extras);
+/// How much of a checkpoint a load takes: Composer's load_weights_only,
+/// load_strict_model_weights and load_ignore_keys.
+struct LoadOptions {
+  /// The model's tensors only: the run keeps its own time (zero), optimizer,
+  /// schedule, random state and algorithms.
+  bool weightsOnly = false;
+  /// Every model tensor in the checkpoint and every checkpoint tensor in the
+  /// model. Otherwise the names both have are loaded and the others listed
+  /// in the LoadReport; a name both have must agree in shape and type.
+  bool strict = true;
+  /// Checkpoint tensors whose state_dict name matches one of these glob
+  /// patterns (fnmatch; a Composer "state/model/" prefix is dropped) are not
+  /// loaded: the model keeps its own.
+  std::vector<std::string> ignoreKeys;
+};
+
+/// What a non-strict load left out.
+struct LoadReport {
+  /// Model tensors the checkpoint lacks (they keep their values).
+  std::vector<std::string> missing;
+  /// Checkpoint tensors the model lacks.
+  std::vector<std::string> unexpected;
+  /// Checkpoint tensors left out by ignoreKeys.
+  std::vector<std::string> ignored;
+};
+
+/// Restores what `options` asks of what `saveCheckpoint` wrote into `state`
+/// (whose model and optimizer must already exist) and `extras`. Throws
+/// std::runtime_error naming the path and the mismatch (missing tensor,
+/// shape, corrupt file, a weights-only file loaded to resume) before
+/// changing anything.
+LoadReport loadCheckpoint(const std::string &path, State &state,
+                          CheckpointExtras &extras,
+                          const LoadOptions &options = {});
 
 /// Keeps the newest checkpoints of a run in one folder, named
 /// `ep<E>-ba<B>.ckpt`, with a `latest` file naming the newest.
 class CheckpointFolder {
 public:
-  /// `keep` <= 0 keeps every checkpoint.
-  CheckpointFolder(std::string folder, int keep);
+  /// `keep` <= 0 keeps every checkpoint; `weightsOnly` saves the model's
+  /// tensors alone.
+  CheckpointFolder(std::string folder, int keep, bool weightsOnly = false);
   /// Saves at the current timestamp, updates `latest`, prunes old ones.
   /// Returns the path written.
   std::string save(const State &state, const CheckpointExtras &extras);
@@ -63,6 +95,7 @@ public:
 private:
   std::string folder_;
   int keep_;
+  bool weightsOnly_;
 };
 
 } // namespace composer::runtime

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,10 +26,17 @@ namespace composer::runtime {
 
 /// A batch as the loop sees it. `target` holds class indices (int64) or, once
 /// an algorithm has mixed or smoothed it, class probabilities (float).
+/// `columns` holds the dataset's other columns by name (SampleSpec::columns),
+/// one row per sample as well.
 struct Batch {
   torch::Tensor input;
   torch::Tensor target;
+  std::map<std::string, torch::Tensor> columns;
   int64_t size() const { return input.defined() ? input.size(0) : 0; }
+  /// The rows `indices` of every column.
+  Batch select(const torch::Tensor &indices) const;
+  /// Consecutive batches of `size` rows (the last may hold fewer).
+  std::vector<Batch> split(int64_t size) const;
 };
 
 /// torchvision's RandomResizedCrop: a region of `scale` of the image's area

@@ -31,10 +31,20 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-/// One sample: the model's input and the target of the loss.
+/// One sample: the model's input, the target of the loss, and the values
+/// of the dataset's other columns (SampleSpec::columns), in their order.
 struct Sample {
   torch::Tensor input;
   torch::Tensor target;
+  std::vector<torch::Tensor> columns;
+};
+
+/// A column of a dataset besides its input and target (an attention mask):
+/// every sample's value has this shape and type.
+struct ColumnSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  torch::ScalarType type = torch::kLong;
 };
 
 enum class SampleKind {
@@ -59,6 +69,12 @@ struct SampleSpec {
   /// Number of classes when the dataset knows it (an image folder's class
   /// folders), else 0.
   int64_t numClasses = 0;
+  /// The names a recipe's model_inputs use for the input and the target
+  /// (an MDS dataset's column names); "input" and "target" always work too.
+  std::string inputName = "input", targetName = "target";
+  /// Columns besides the input and the target, batched by name
+  /// (Batch::columns).
+  std::vector<ColumnSpec> columns;
 
   bool fixedImageSize() const {
     return kind == SampleKind::Image && inputShape.size() == 3 &&
@@ -112,8 +128,11 @@ class TensorDataset final : public Dataset {
 public:
   /// Image needs uint8 [N, C, H, W] inputs, Tokens int64 [N, T]. Without a
   /// kind, uint8 [N, C, H, W] inputs are images and anything else tensors.
-  TensorDataset(torch::Tensor inputs, torch::Tensor targets,
-                std::optional<SampleKind> kind = std::nullopt);
+  /// `columns` are further named columns of N rows each.
+  TensorDataset(
+      torch::Tensor inputs, torch::Tensor targets,
+      std::optional<SampleKind> kind = std::nullopt,
+      std::vector<std::pair<std::string, torch::Tensor>> columns = {});
 
   int64_t size() const override { return inputs_.size(0); }
   const SampleSpec &spec() const override { return spec_; }
@@ -122,9 +141,12 @@ public:
   /// All inputs, [N, ...], and all targets, [N, ...], contiguous.
   const torch::Tensor &inputs() const { return inputs_; }
   const torch::Tensor &targets() const { return targets_; }
+  /// The further columns' values, [N, ...] each, in SampleSpec order.
+  const std::vector<torch::Tensor> &columns() const { return columns_; }
 
 private:
   torch::Tensor inputs_, targets_;
+  std::vector<torch::Tensor> columns_;
   SampleSpec spec_;
 };
 

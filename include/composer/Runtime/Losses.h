@@ -56,8 +56,8 @@ const LossInfo *findLoss(std::string_view name);
 std::shared_ptr<const Loss> createLoss(std::string_view name,
                                        const OptionValues &options = {});
 
-/// Adds `info` to the registry; a name registered twice throws
-/// std::logic_error.
+/// Adds `info` to the registry; a name registered twice is noted as a conflict
+/// (takeRegistrationConflicts).
 void registerLoss(LossInfo info);
 
 /// Registers `LossT`, constructed from `Options`, at static initialization,

@@ -166,8 +166,11 @@ private:
 /// bytes, str, json and opaque columns are not inputs or targets: open fails.
 class MdsDataset final : public Dataset {
 public:
+  /// `columns`: further number or ndarray columns, batched by name
+  /// (SampleSpec::columns), with tensor inputs only.
   MdsDataset(std::shared_ptr<const MdsReader> reader,
-             const std::string &inputColumn, const std::string &targetColumn);
+             const std::string &inputColumn, const std::string &targetColumn,
+             const std::vector<std::string> &columns = {});
 
   int64_t size() const override { return reader_->size(); }
   const SampleSpec &spec() const override { return spec_; }
@@ -185,13 +188,14 @@ private:
   torch::Tensor target(const MdsRow &row, int64_t index) const;
   std::shared_ptr<const MdsReader> reader_;
   size_t input_ = 0, target_ = 0;
+  std::vector<size_t> columns_;
   SampleSpec spec_;
 };
 
-std::shared_ptr<const Dataset> openMds(const std::string &dir,
-                                       const std::string &inputColumn,
-                                       const std::string &targetColumn,
-                                       const MdsOptions &options = {});
+std::shared_ptr<const Dataset>
+openMds(const std::string &dir, const std::string &inputColumn,
+        const std::string &targetColumn, const MdsOptions &options = {},
+        const std::vector<std::string> &columns = {});
 
 //===----------------------------------------------------------------------===//
 // Writing

@@ -65,7 +65,8 @@ const MetricInfo *findMetric(std::string_view name);
 /// for an unknown name or bad options.
 std::unique_ptr<Metric> createMetric(std::string_view name,
                                      const OptionValues &options = {});
-/// Adds `info` to the registry; a name registered twice throws.
+/// Adds `info` to the registry; a name registered twice is noted as a conflict
+/// (takeRegistrationConflicts).
 void registerMetric(MetricInfo info);
 
 template <typename MetricT, typename Options> class MetricRegistration {

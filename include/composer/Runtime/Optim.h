@@ -23,6 +23,10 @@ struct OptimizerSpec {
   bool nesterov = false;
   double weightDecay = 0;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  /// Parameters whose state_dict name contains one of these (or matches it
+  /// as a glob pattern, with * ? [) form a second group without weight
+  /// decay: `[bias, norm]` is the common use.
+  std::vector<std::string> weightDecayExclude;
 };
 
 /// LibTorch's optimizer plus what Composer adds: a learning rate that a
@@ -31,6 +35,11 @@ class Optimizer {
 public:
   /// Throws std::invalid_argument for an unknown name or bad value.
   Optimizer(const OptimizerSpec &spec, std::vector<torch::Tensor> parameters);
+  /// Parameters by state_dict name, so that weightDecayExclude can pick
+  /// them out; throws std::invalid_argument when a pattern matches none.
+  Optimizer(const OptimizerSpec &spec,
+            const std::vector<std::pair<std::string, torch::Tensor>>
+                &namedParameters);
 
   const OptimizerSpec &spec() const { return spec_; }
   /// Sets lr = initial lr * multiplier for every group.
@@ -44,9 +53,21 @@ public:
   void save(torch::serialize::OutputArchive &archive) const;
   void load(torch::serialize::InputArchive &archive);
 
+  /// How many parameters train without weight decay (weightDecayExclude).
+  size_t excludedFromDecay() const { return excluded_; }
+
 private:
+  /// Builds LibTorch's optimizer over `decayed` and, when any, `undecayed`
+  /// (a second group with weight decay 0).
+  void build(std::vector<torch::Tensor> decayed,
+             std::vector<torch::Tensor> undecayed);
+
   OptimizerSpec spec_;
   std::vector<torch::Tensor> parameters_;
+  size_t excluded_ = 0;
+  /// Groups whose weights decoupled decay shrinks: the first, unless every
+  /// parameter is excluded.
+  size_t decayedGroups_ = 0;
   std::unique_ptr<torch::optim::Optimizer> impl_;
   double multiplier_ = 1;
 };
@@ -61,6 +82,9 @@ private:
 ///   linear_with_warmup  linear 0->alpha_i over t_warmup, then
 ///                       alpha_i -> alpha_f linearly up to t_max
 ///   polynomial          alpha_f + (1-alpha_f)(1-tau)^power
+///   cosine_warm_restarts  alpha_f + (1-alpha_f)(1+cos(pi*c))/2, c the
+///                       fraction of the current cycle passed; cycles of
+///                       t_0, t_0*t_mult, ...
 /// where tau is the fraction of (t_warmup, t_max] passed. Times may use any
 /// unit; `ep` and `ba` milestones are stretched by the scale-schedule ratio
 /// (the run length is stretched by the trainer, so `dur` follows it).
@@ -80,6 +104,10 @@ struct SchedulerSpec {
   /// Whether the scale-schedule ratio stretches t_warmup too (Composer's
   /// scale_warmup; off by default, as there).
   bool scaleWarmup = false;
+  /// cosine_warm_restarts: the first cycle's length, and the factor each
+  /// next cycle's is multiplied by (rounded down, in batches).
+  Time t0{1, TimeUnit::Epoch};
+  double tMult = 1.0;
 };
 
 class Scheduler {

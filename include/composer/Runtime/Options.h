@@ -171,17 +171,25 @@ describeComponent(std::string name,
 /// The components of one kind by name. Each kind keeps one registry in a
 /// function-local static, so that it exists before the first registration,
 /// whatever order the object files' initializers run in.
+/// Components register at static initialization, of the runtime or of a
+/// plugin while it loads, where an exception would abort the process; a
+/// name registered twice is noted here instead ("algorithm 'mixup'"), for
+/// whoever loads the code to report.
+void noteRegistrationConflict(std::string what);
+/// The conflicts noted since the last call.
+std::vector<std::string> takeRegistrationConflicts();
+
 template <typename Product> class ComponentRegistry {
 public:
   /// `kind` names a component in messages: "algorithm", "loss".
   explicit ComponentRegistry(std::string kind) : kind_(std::move(kind)) {}
 
-  /// Adds `info`; a name registered twice is a programming error and throws
-  /// std::logic_error.
+  /// Adds `info`. A name registered twice keeps its first component and
+  /// notes the conflict (noteRegistrationConflict).
   void add(ComponentInfo<Product> info) {
     std::string name = info.name;
     if (!entries_.emplace(name, std::move(info)).second)
-      throw std::logic_error(kind_ + " '" + name + "' registered twice");
+      noteRegistrationConflict(kind_ + " '" + name + "'");
   }
   /// The component registered as `name`, or null.
   const ComponentInfo<Product> *find(std::string_view name) const {

@@ -4,6 +4,7 @@
 
 #include "composer/Runtime/Data.h"
 #include "composer/Runtime/Losses.h"
+#include "composer/Runtime/ModelCall.h"
 #include "composer/Runtime/Optim.h"
 #include "composer/Runtime/Precision.h"
 #include "composer/Runtime/Time.h"
@@ -42,8 +43,13 @@ struct State {
   /// events run, `batch` is that microbatch, `outputs` and `loss` its own.
   /// After the last one, `loss` is the whole batch's.
   int64_t microbatch = 0;
+  /// The predictions (ModelCall::predictions) and loss of the latest forward.
   torch::Tensor outputs;
   torch::Tensor loss;
+  /// How batches reach the model's forward and what is taken from its
+  /// output, and that forward's whole output (a dict, a tuple).
+  ModelCall modelCall;
+  c10::IValue modelOutput;
 
   torch::Device device = torch::kCPU;
   Precision precision = Precision::FP32;

@@ -47,6 +47,9 @@ struct TrainerConfig {
   std::vector<Evaluator> evaluators;
   /// A registered loss (Losses.h).
   std::shared_ptr<const Loss> loss = createLoss("cross_entropy");
+  /// Which columns reach forward, what is taken from its output, and
+  /// whether the loss is the model's own (ModelCall.h).
+  ModelCall modelCall;
   /// Gradient accumulation: each rank's batch runs through the model in
   /// microbatches of this many samples (the last may be smaller); 0 runs it
   /// whole. The gradient is the whole batch's mean either way.
@@ -95,10 +98,16 @@ struct TrainerConfig {
   std::string saveFolder;
   Time saveInterval{1, TimeUnit::Epoch};
   int saveNumCheckpointsToKeep = -1;
+  /// Save the model's tensors only (Composer's save_weights_only); such
+  /// checkpoints start runs (loadOptions.weightsOnly) but cannot resume
+  /// them, so autoresume is refused with it.
+  bool saveWeightsOnly = false;
   /// Continue from the newest checkpoint in `saveFolder` if there is one.
   bool autoresume = false;
-  /// Start from this checkpoint (ignored when autoresume finds one).
+  /// Start from this checkpoint (ignored when autoresume finds one), taking
+  /// what `loadOptions` says.
   std::string loadPath;
+  LoadOptions loadOptions;
   std::string pipeline;
 
   Logger logger;

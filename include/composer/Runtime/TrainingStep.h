@@ -30,6 +30,7 @@
 #include <torch/torch.h>
 
 #include <cstddef>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -42,9 +43,10 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-/// The model's output as one tensor: the first element of a tuple or list.
-/// Throws TrainingError for anything else.
-torch::Tensor outputTensor(const c10::IValue &output);
+/// The model's predictions for `input` in place of the state's batch's
+/// input column (ModelCall), its whole output kept in State::modelOutput.
+/// Throws TrainingError when the output holds no predictions.
+torch::Tensor forwardModel(State &state, const torch::Tensor &input);
 
 class StepStages;
 class TrainingStep;
@@ -135,6 +137,8 @@ public:
 struct Microbatch {
   torch::Tensor input;
   torch::Tensor target;
+  /// The batch's other columns, this microbatch's rows.
+  std::map<std::string, torch::Tensor> columns;
   /// Its share of the batch's loss: its samples (or, accumulating on
   /// tokens, the loss's terms) over the batch's. The weights of a step's
   /// microbatches sum to 1, so that the accumulated gradient is the whole
