@@ -95,14 +95,7 @@ public:
     LoadOptions &load = config.loadOptions;
     load.weightsOnly = reader.boolean(root, "load_weights_only", false);
     load.strict = reader.boolean(root, "load_strict_model_weights", true);
-    if (const RecipeValue *keys = reader.get(root, "load_ignore_keys")) {
-      if (keys->kind != RecipeValue::Kind::Sequence)
-        reader.error(keys->loc, "'load_ignore_keys' must be a list of glob "
-                                "patterns of state_dict names");
-      else
-        for (const RecipeValue &key : keys->items)
-          load.ignoreKeys.push_back(key.scalar);
-    }
+    load.ignoreKeys = reader.strings(root, "load_ignore_keys");
     config.findUnusedParameters =
         reader.boolean(root, "find_unused_parameters", false);
     double timeout = reader.number(root, "dist_timeout", 60);
@@ -117,11 +110,7 @@ public:
   void modelCall(const RecipeValue &root, ModelCall &call) {
     if (const RecipeValue *inputs = reader.get(root, "model_inputs")) {
       if (inputs->kind == RecipeValue::Kind::Sequence) {
-        for (const RecipeValue &item : inputs->items) {
-          if (item.kind != RecipeValue::Kind::Scalar)
-            reader.error(item.loc, "a model input is a column's name");
-          call.positional.push_back(item.scalar);
-        }
+        call.positional = reader.strings(root, "model_inputs");
       } else if (inputs->kind == RecipeValue::Kind::Mapping) {
         for (const RecipeValue::Entry &entry : inputs->entries) {
           entry.used = true;
@@ -290,14 +279,7 @@ public:
       plan.path = reader.require(spec, "local", key);
       plan.inputColumn = reader.string(spec, "input", "image");
       plan.targetColumn = reader.string(spec, "target", "label");
-      if (const RecipeValue *columns = reader.get(spec, "columns")) {
-        if (columns->kind != RecipeValue::Kind::Sequence)
-          reader.error(columns->loc, "'columns' must be a list of column "
-                                     "names");
-        else
-          for (const RecipeValue &item : columns->items)
-            plan.columns.push_back(item.scalar);
-      }
+      plan.columns = reader.strings(spec, "columns");
       plan.mds.verifyHashes =
           reader.boolean(spec, "verify_hashes", plan.mds.verifyHashes);
       plan.mds.cachedShards =
@@ -555,14 +537,7 @@ public:
       else
         std::tie(spec.beta1, spec.beta2) = std::pair(values[0], values[1]);
     }
-    if (const RecipeValue *exclude = reader.get(map, "weight_decay_exclude")) {
-      if (exclude->kind != RecipeValue::Kind::Sequence)
-        reader.error(exclude->loc, "'weight_decay_exclude' must be a list of "
-                                   "parameter name patterns");
-      else
-        for (const RecipeValue &item : exclude->items)
-          spec.weightDecayExclude.push_back(item.scalar);
-    }
+    spec.weightDecayExclude = reader.strings(map, "weight_decay_exclude");
     // The patterns are checked against the model's names when it trains.
     check(map, [&] {
       OptimizerSpec values = spec;

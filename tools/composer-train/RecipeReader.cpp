@@ -110,6 +110,13 @@ std::vector<double> RecipeReader::numbers(const RecipeValue &map,
   });
 }
 
+std::vector<std::string> RecipeReader::strings(const RecipeValue &map,
+                                               StringRef key) {
+  return list(map, key, "strings", [&](const RecipeValue &item) {
+    return toString(item, key).value_or("");
+  });
+}
+
 std::vector<Time> RecipeReader::times(const RecipeValue &map, StringRef key) {
   return list(map, key, "times", [&](const RecipeValue &item) {
     return toTime(item, key).value_or(Time());

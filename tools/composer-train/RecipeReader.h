@@ -49,6 +49,7 @@ public:
   runtime::Time time(const RecipeValue &map, llvm::StringRef key,
                      runtime::Time fallback);
   std::vector<double> numbers(const RecipeValue &map, llvm::StringRef key);
+  std::vector<std::string> strings(const RecipeValue &map, llvm::StringRef key);
   std::vector<runtime::Time> times(const RecipeValue &map, llvm::StringRef key);
 
   /// `value`, found at `key`, as an option of `type`; nullopt after a

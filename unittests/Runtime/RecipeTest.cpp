@@ -338,6 +338,8 @@ TEST_F(RecipeTest, ReadsModelInputsOutputAndTheModelsLoss) {
   EXPECT_EQ(config->modelCall.keywords[0].first, "x");
   EXPECT_EQ(config->modelCall.outputIndex, 1);
   EXPECT_FALSE(config->modelCall.lossFromModel);
+  expectError(valid() + "load_ignore_keys: head.bias\n",
+              ":23:19: error: 'load_ignore_keys' must be a list of strings");
   expectError(valid() + "model_inputs: [input, attention_mask]\n",
               ":23:16: error: model_inputs: the training data has no column "
               "'attention_mask'; its columns: input, target");
