@@ -76,12 +76,9 @@ void ModelCall::bind(const SampleSpec &spec) {
     for (const std::string &name : names)
       if (name == column)
         return;
-    std::string known;
-    for (const std::string &name : names)
-      known += (known.empty() ? "" : ", ") + name;
     throw std::invalid_argument("model_inputs: the training data has no "
                                 "column '" +
-                                column + "'; its columns: " + known);
+                                column + "'; its columns: " + joinNames(names));
   };
   for (const std::string &column : positional)
     check(column);

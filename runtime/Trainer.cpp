@@ -140,14 +140,10 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
   for (const auto &algorithm : config_.algorithms)
     if (algorithm->interpolatesLoss())
       interpolating.push_back(algorithm->name());
-  if (interpolating.size() > 1) {
-    std::string names;
-    for (const std::string &name : interpolating)
-      names += (names.empty() ? "" : ", ") + name;
+  if (interpolating.size() > 1)
     warnings_.push_back("multiple algorithms interpolating the loss can lead "
                         "to unexpected behavior: " +
-                        names);
-  }
+                        joinNames(interpolating));
   for (const std::string &warning : warnings_)
     std::cerr << "composer-train: warning: " << warning << "\n";
 
@@ -236,10 +232,7 @@ void Trainer::restore() {
   auto warn = [&](const std::vector<std::string> &names, const char *what) {
     if (names.empty())
       return;
-    std::string list;
-    for (const std::string &name : names)
-      list += (list.empty() ? "" : ", ") + name;
-    warnings_.push_back(*path + ": " + what + ": " + list);
+    warnings_.push_back(*path + ": " + what + ": " + joinNames(names));
     std::cerr << "composer-train: warning: " << warnings_.back() << "\n";
   };
   warn(report.missing, "model tensors not in the checkpoint (kept as they "

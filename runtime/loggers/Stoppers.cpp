@@ -41,12 +41,12 @@ std::optional<double> observe(const MonitoredMetric &metric, Event event,
   auto found = state.evalMetrics.find(metric.monitor);
   if (found != state.evalMetrics.end())
     return found->second;
-  std::string names;
+  std::vector<std::string> names;
   for (const auto &[name, value] : state.evalMetrics)
-    names += (names.empty() ? "" : ", ") + name;
+    names.push_back(name);
   throw TrainingError(std::string(callback) + ": evaluator '" + metric.label +
                       "' has no metric '" + metric.monitor +
-                      "'; it logs: " + names);
+                      "'; it logs: " + joinNames(names));
 }
 
 /// What a recipe gives either stopper; `comp` is "higher", "lower" or

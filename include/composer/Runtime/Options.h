@@ -171,6 +171,14 @@ describeComponent(std::string name,
 /// The components of one kind by name. Each kind keeps one registry in a
 /// function-local static, so that it exists before the first registration,
 /// whatever order the object files' initializers run in.
+/// "a, b, c": names joined for messages.
+inline std::string joinNames(const std::vector<std::string> &names) {
+  std::string joined;
+  for (const std::string &name : names)
+    joined += (joined.empty() ? "" : ", ") + name;
+  return joined;
+}
+
 /// Components register at static initialization, of the runtime or of a
 /// plugin while it loads, where an exception would abort the process; a
 /// name registered twice is noted here instead ("algorithm 'mixup'"), for
@@ -205,10 +213,10 @@ public:
   }
   /// "a, b, c": the names, for messages.
   std::string names() const {
-    std::string joined;
+    std::vector<std::string> names;
     for (const auto &entry : entries_)
-      joined += (joined.empty() ? "" : ", ") + entry.first;
-    return joined;
+      names.push_back(entry.first);
+    return joinNames(names);
   }
   /// Creates the component registered as `name`; throws
   /// std::invalid_argument for an unknown name or bad options.
