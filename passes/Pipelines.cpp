@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "composer/Passes/PassCatalog.h"
 #include "composer/Passes/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -28,26 +29,37 @@ static void addHotMethods(OpPassManager &pm) {
   pm.addPass(createStochasticDepth(stochasticDepth));
 }
 
+static void addMediumPasses(OpPassManager &pm) {
+  addMildPasses(pm);
+  pm.addPass(createMixedPrecision());
+}
+
+static void addHotPasses(OpPassManager &pm) {
+  addMildPasses(pm);
+  addHotMethods(pm);
+  pm.addPass(createMixedPrecision());
+}
+
+static constexpr PipelineDescription kPipelines[] = {
+    {"composer-mild",
+     "Composer's mild recipe, graph part: BlurPool and channels-last",
+     addMildPasses},
+    {"composer-medium",
+     "Composer's medium recipe, graph part, with its bf16 precision: "
+     "BlurPool, channels-last and mixed precision",
+     addMediumPasses},
+    {"composer-hot",
+     "Composer's hot recipe, graph part: the medium one with stochastic "
+     "depth (sample mode, drop rate 0.1, linear)",
+     addHotPasses},
+};
+
+llvm::ArrayRef<PipelineDescription> composer::getComposerPipelines() {
+  return kPipelines;
+}
+
 void composer::registerComposerPipelines() {
-  PassPipelineRegistration<>(
-      "composer-mild",
-      "Composer's mild recipe, graph part: BlurPool and channels-last",
-      addMildPasses);
-  PassPipelineRegistration<>(
-      "composer-medium",
-      "Composer's medium recipe, graph part, with its bf16 precision: "
-      "BlurPool, channels-last and mixed precision",
-      [](OpPassManager &pm) {
-        addMildPasses(pm);
-        pm.addPass(createMixedPrecision());
-      });
-  PassPipelineRegistration<>(
-      "composer-hot",
-      "Composer's hot recipe, graph part: the medium one with stochastic "
-      "depth (sample mode, drop rate 0.1, linear)",
-      [](OpPassManager &pm) {
-        addMildPasses(pm);
-        addHotMethods(pm);
-        pm.addPass(createMixedPrecision());
-      });
+  for (const PipelineDescription &pipeline : kPipelines)
+    PassPipelineRegistration<>(pipeline.name, pipeline.summary,
+                               pipeline.addPasses);
 }

@@ -14,6 +14,7 @@ packages=(
   libzstd-dev libssl-dev libxxhash-dev nlohmann-json3-dev
   libjpeg62-turbo-dev libpng-dev
   libopenblas0-openmp
+  pybind11-dev python3-dev python3-pytest
   python3-torch python3-torchvision python3-matplotlib
   dataset-fashion-mnist fortunes
 )

@@ -8,16 +8,19 @@
 //   for (const composer::PassSiteReport &run : model->getSiteReports()) ...
 //   if (auto err = model->save("fast.pt")) ...   // method ops lowered to aten
 //
-// Errors come back as llvm::Error carrying the diagnostics' text (with
-// locations). No LibTorch header is needed to use this API, and LibTorch is
-// only loaded (through the TorchScript plugin) when a `.pt` is involved.
-// Reading and writing is composer-opt's own code (composer/API/ModelIO.h).
+// Errors come back as llvm::Error: a DiagnosticError (API/Diagnostics.h)
+// whose text is the diagnostics' as composer-opt prints them, with
+// locations and notes. No LibTorch header is needed to use this API, and
+// LibTorch is only loaded (through the TorchScript plugin) when a `.pt` is
+// involved. Reading and writing is composer-opt's own code
+// (composer/API/ModelIO.h).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef COMPOSER_API_H
 #define COMPOSER_API_H
 
+#include "composer/API/Diagnostics.h"
 #include "composer/API/ModelIO.h"
 #include "composer/Passes/SiteReports.h"
 
@@ -54,6 +57,11 @@ public:
   static llvm::Expected<Model> load(llvm::StringRef path,
                                     const LoadOptions &options = {});
 
+  /// Imports a TorchScript model already in memory (wrapTorchModule in
+  /// TorchScript/TorchModule.h, for callers that link LibTorch).
+  static llvm::Expected<Model> import(std::unique_ptr<TorchScriptModel> model,
+                                      const LoadOptions &options = {});
+
   Model(Model &&) noexcept;
   Model &operator=(Model &&) noexcept;
   ~Model();
@@ -72,6 +80,19 @@ public:
   /// reads as TorchScript (after lowering method ops as `options` says), MLIR
   /// text otherwise.
   llvm::Error save(llvm::StringRef path, const SaveOptions &options = {});
+
+  /// Exports the model as save does for TorchScript, into a module kept in
+  /// memory: takeExportedModule(*getTorchScriptModel()) (TorchModule.h)
+  /// takes it. The model itself stays unlowered.
+  llvm::Error exportTorchScript(const SaveOptions &options = {});
+
+  /// The TorchScript model this one was read from or exports against; null
+  /// for a `.mlir` model not yet saved as TorchScript.
+  TorchScriptModel *getTorchScriptModel() const;
+
+  /// The warnings emitted since the last call (by load, runPipeline, save
+  /// or exportTorchScript): a pass that changed nothing, for one.
+  std::vector<DiagnosticInfo> takeWarnings();
 
   /// The model as MLIR; owned by this object.
   mlir::ModuleOp getModule() const;

@@ -1,8 +1,10 @@
 //===- Model.cpp - the composer-opt C++ API -------------------------------===//
 
 #include "composer/API.h"
+#include "composer/API/Diagnostics.h"
 #include "composer/Dialect/Composer.h"
 #include "composer/Passes/Passes.h"
+#include "composer/TorchScript/TorchScript.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -15,31 +17,6 @@ using namespace mlir;
 using namespace composer;
 
 namespace {
-
-/// Collects error diagnostics as text for an llvm::Error.
-class DiagnosticCollector {
-public:
-  explicit DiagnosticCollector(MLIRContext &ctx)
-      : handler(&ctx, [this](Diagnostic &diag) {
-          if (diag.getSeverity() != DiagnosticSeverity::Error)
-            return success();
-          llvm::raw_string_ostream os(text);
-          os << diag.getLocation() << ": error: " << diag << "\n";
-          for (const Diagnostic &note : diag.getNotes())
-            os << note.getLocation() << ": note: " << note << "\n";
-          return success();
-        }) {}
-
-  llvm::Error takeError(llvm::StringRef fallback) {
-    std::string message = text.empty() ? fallback.str() : text;
-    text.clear();
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-  }
-
-private:
-  std::string text;
-  ScopedDiagnosticHandler handler;
-};
 
 void registerOnce() {
   static bool registered = [] {
@@ -90,6 +67,16 @@ llvm::Expected<Model> Model::load(llvm::StringRef path,
   return Model(std::move(impl));
 }
 
+llvm::Expected<Model> Model::import(std::unique_ptr<TorchScriptModel> model,
+                                    const LoadOptions &options) {
+  registerOnce();
+  auto impl = std::make_unique<Impl>(options);
+  impl->module = impl->io.import(std::move(model));
+  if (!impl->module)
+    return impl->diagnostics.takeError("cannot import the model");
+  return Model(std::move(impl));
+}
+
 llvm::Error Model::runPipeline(llvm::StringRef pipeline) {
   impl->siteReports.clear();
   std::string parseErrors;
@@ -128,6 +115,21 @@ llvm::Error Model::save(llvm::StringRef path, const SaveOptions &options) {
   if (failed(impl->io.write(module, path, format, options.lowerTo)))
     return impl->diagnostics.takeError("cannot write '" + path.str() + "'");
   return llvm::Error::success();
+}
+
+llvm::Error Model::exportTorchScript(const SaveOptions &options) {
+  OwningOpRef<ModuleOp> lowered = impl->module->clone();
+  if (failed(impl->io.writeTorchScriptInMemory(*lowered, options.lowerTo)))
+    return impl->diagnostics.takeError("cannot export the model");
+  return llvm::Error::success();
+}
+
+TorchScriptModel *Model::getTorchScriptModel() const {
+  return impl->io.getTorchScriptModel();
+}
+
+std::vector<DiagnosticInfo> Model::takeWarnings() {
+  return impl->diagnostics.takeWarnings();
 }
 
 ModuleOp Model::getModule() const { return *impl->module; }

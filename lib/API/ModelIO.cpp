@@ -110,11 +110,12 @@ LogicalResult ModelIO::write(ModuleOp module, StringRef path,
                              });
 }
 
-LogicalResult ModelIO::writeTorchScript(ModuleOp module, StringRef path,
-                                        LowerTo lowering) {
-  if (path == "-")
-    return emitError(fileLoc(path, context),
-                     "cannot write TorchScript to stdout: give a file name");
+OwningOpRef<ModuleOp> ModelIO::import(std::unique_ptr<TorchScriptModel> model) {
+  torchModel = std::move(model);
+  return torchModel->importModule(context, maxOps);
+}
+
+LogicalResult ModelIO::prepareExport(ModuleOp module, LowerTo lowering) {
   if (lowering != LowerTo::None) {
     PassManager pm(context);
     pm.addPass(lowering == LowerTo::Aten ? createLowerToAten()
@@ -122,20 +123,35 @@ LogicalResult ModelIO::writeTorchScript(ModuleOp module, StringRef path,
     if (failed(pm.run(module)))
       return failure();
   }
-  if (!torchModel) {
-    auto source = module->getAttrOfType<StringAttr>(kSourceModelAttrName);
-    if (!source)
-      return emitError(module.getLoc(), "cannot write TorchScript: the module "
-                                        "has no '")
-             << kSourceModelAttrName
-             << "' attribute naming the .pt it was imported from";
-    torchModel = loadTorchScriptModelViaPlugin(source.getValue(),
-                                               operatorLibraries, context);
-    if (!torchModel)
-      return failure();
-  }
+  if (torchModel)
+    return success();
+  auto source = module->getAttrOfType<StringAttr>(kSourceModelAttrName);
+  if (!source)
+    return emitError(module.getLoc(), "cannot write TorchScript: the module "
+                                      "has no '")
+           << kSourceModelAttrName
+           << "' attribute naming the .pt it was imported from";
+  torchModel = loadTorchScriptModelViaPlugin(source.getValue(),
+                                             operatorLibraries, context);
+  return success(torchModel != nullptr);
+}
+
+LogicalResult ModelIO::writeTorchScript(ModuleOp module, StringRef path,
+                                        LowerTo lowering) {
+  if (path == "-")
+    return emitError(fileLoc(path, context),
+                     "cannot write TorchScript to stdout: give a file name");
+  if (failed(prepareExport(module, lowering)))
+    return failure();
   return writeFileAtomically(
       path, context, [&](StringRef tempPath, llvm::raw_ostream &) {
         return torchModel->exportModule(module, tempPath);
       });
+}
+
+LogicalResult ModelIO::writeTorchScriptInMemory(ModuleOp module,
+                                                LowerTo lowering) {
+  if (failed(prepareExport(module, lowering)))
+    return failure();
+  return torchModel->exportModuleInMemory(module);
 }

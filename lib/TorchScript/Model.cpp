@@ -2,7 +2,7 @@
 
 #include "Archive.h"
 #include "Import.h"
-#include "composer/TorchScript/TorchScript.h"
+#include "composer/TorchScript/TorchModule.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/FileSystem.h"
@@ -11,6 +11,8 @@
 #include <torch/script.h>
 
 #include <dlfcn.h>
+#include <optional>
+#include <utility>
 
 using namespace mlir;
 using namespace composer;
@@ -47,14 +49,12 @@ public:
   }
 
   LogicalResult exportModule(ModuleOp mlirModule, StringRef outPath) override {
+    std::optional<torch::jit::Module> exportedModule =
+        exportToModule(mlirModule, outPath);
+    if (!exportedModule)
+      return failure();
     try {
-      // Edit a clone with its own class types but the same tensors (a deep
-      // copy would untie shared weights): the loaded module keeps its
-      // forward.
-      torch::jit::Module clone = module.clone(/*inplace=*/true);
-      if (failed(exportTorchScriptModule(mlirModule, clone)))
-        return failure();
-      clone.save(outPath.str());
+      exportedModule->save(outPath.str());
     } catch (const std::exception &e) {
       return emitError(fileLoc(outPath, mlirModule.getContext()),
                        "cannot export: ")
@@ -63,9 +63,39 @@ public:
     return success();
   }
 
+  LogicalResult exportModuleInMemory(ModuleOp mlirModule) override {
+    exported = exportToModule(mlirModule, path);
+    return success(exported.has_value());
+  }
+
+  std::optional<torch::jit::Module> takeExported() {
+    return std::exchange(exported, std::nullopt);
+  }
+
 private:
+  /// A clone of the loaded module with its forward replaced by
+  /// `mlirModule`'s; none after an error at `destination`.
+  std::optional<torch::jit::Module> exportToModule(ModuleOp mlirModule,
+                                                   StringRef destination) {
+    try {
+      // Edit a clone with its own class types but the same tensors (a deep
+      // copy would untie shared weights): the loaded module keeps its
+      // forward.
+      torch::jit::Module clone = module.clone(/*inplace=*/true);
+      if (failed(exportTorchScriptModule(mlirModule, clone)))
+        return std::nullopt;
+      return clone;
+    } catch (const std::exception &e) {
+      emitError(fileLoc(destination, mlirModule.getContext()),
+                "cannot export: ")
+          << firstLine(e);
+      return std::nullopt;
+    }
+  }
+
   std::string path;
   torch::jit::Module module;
+  std::optional<torch::jit::Module> exported;
 };
 
 /// Loads a library of operators as torch.ops.load_library does. It stays
@@ -111,6 +141,17 @@ std::unique_ptr<TorchScriptModel> composer::loadTorchScriptModel(
                            "--load-library=LIB.so)";
     return nullptr;
   }
+}
+
+std::unique_ptr<TorchScriptModel>
+composer::wrapTorchModule(torch::jit::Module module, std::string name) {
+  return std::make_unique<LoadedModel>(std::move(name), std::move(module));
+}
+
+std::optional<torch::jit::Module>
+composer::takeExportedModule(TorchScriptModel &model) {
+  // Every TorchScriptModel is a LoadedModel of this library.
+  return static_cast<LoadedModel &>(model).takeExported();
 }
 
 extern "C" __attribute__((visibility("default"))) TorchScriptModel *

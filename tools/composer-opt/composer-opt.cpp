@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ReportCosts.h"
+#include "composer/API/CostReport.h"
 #include "composer/API/ModelIO.h"
 #include "composer/Dialect/Composer.h"
 #include "composer/Passes/Passes.h"
@@ -230,7 +230,16 @@ int main(int argc, char **argv) {
     options.lowerTo =
         lowerTo == LowerTo::Runtime ? LowerTo::Runtime : LowerTo::Aten;
     options.peakGflops = peakGflops;
-    return failed(reportCosts(context, inputFilename, outputFilename, options))
+    // The report is written only once every variant is measured.
+    std::string report;
+    llvm::raw_string_ostream reportStream(report);
+    if (failed(reportCosts(context, inputFilename, reportStream, options)))
+      return 1;
+    return failed(writeFileAtomically(outputFilename, &context,
+                                      [&](StringRef, llvm::raw_ostream &os) {
+                                        os << report;
+                                        return success();
+                                      }))
                ? 1
                : 0;
   }

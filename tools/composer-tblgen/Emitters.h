@@ -23,6 +23,11 @@ bool emitAtenKindDefs(llvm::raw_ostream &os, const llvm::RecordKeeper &records);
 bool emitMethodPassList(llvm::raw_ostream &os,
                         const llvm::RecordKeeper &records);
 
+/// Every pass's argument, summary, description and options, as arrays of
+/// composer::PassDescription and composer::PassOptionDescription
+/// (composer/Passes/PassCatalog.h); the last, kPassCatalog, lists them all.
+bool emitPassCatalog(llvm::raw_ostream &os, const llvm::RecordKeeper &records);
+
 } // namespace composer::tblgen
 
 #endif // COMPOSER_TBLGEN_EMITTERS_H

@@ -16,7 +16,12 @@ using namespace llvm;
 
 namespace {
 
-enum class Action { GenAtenKindDecls, GenAtenKindDefs, GenMethodPassList };
+enum class Action {
+  GenAtenKindDecls,
+  GenAtenKindDefs,
+  GenMethodPassList,
+  GenPassCatalog
+};
 
 cl::opt<Action> action(
     cl::desc("What to generate:"),
@@ -25,7 +30,9 @@ cl::opt<Action> action(
                clEnumValN(Action::GenAtenKindDefs, "gen-aten-kind-defs",
                           "The table of aten kind traits"),
                clEnumValN(Action::GenMethodPassList, "gen-method-pass-list",
-                          "The arguments of the method passes")),
+                          "The arguments of the method passes"),
+               clEnumValN(Action::GenPassCatalog, "gen-pass-catalog",
+                          "Every pass with its options, as data")),
     cl::Required);
 
 bool generate(raw_ostream &os, RecordKeeper &records) {
@@ -36,6 +43,8 @@ bool generate(raw_ostream &os, RecordKeeper &records) {
     return composer::tblgen::emitAtenKindDefs(os, records);
   case Action::GenMethodPassList:
     return composer::tblgen::emitMethodPassList(os, records);
+  case Action::GenPassCatalog:
+    return composer::tblgen::emitPassCatalog(os, records);
   }
   return true;
 }

@@ -86,6 +86,11 @@ public:
   mlir::OwningOpRef<mlir::ModuleOp> read(llvm::StringRef path,
                                          mlir::TimingScope &timing);
 
+  /// Imports `model`, a TorchScript model already loaded (TorchModule.h),
+  /// which this object keeps for writing; returns null after an error.
+  mlir::OwningOpRef<mlir::ModuleOp>
+  import(std::unique_ptr<TorchScriptModel> model);
+
   /// Writes `module` to `path` atomically ("-" is stdout, for MLIR). For
   /// TorchScript, method ops are first lowered in place as `lowering` says,
   /// then the module is exported against the archive it was read from, or
@@ -93,9 +98,21 @@ public:
   mlir::LogicalResult write(mlir::ModuleOp module, llvm::StringRef path,
                             ModelFormat format, LowerTo lowering);
 
+  /// Exports `module` as write does for TorchScript, but into a new module
+  /// that getTorchScriptModel() keeps (takeExportedModule, TorchModule.h).
+  mlir::LogicalResult writeTorchScriptInMemory(mlir::ModuleOp module,
+                                               LowerTo lowering);
+
+  /// The TorchScript model read or imported last, or the one the last write
+  /// exported against; null if there is none.
+  TorchScriptModel *getTorchScriptModel() const { return torchModel.get(); }
+
 private:
   mlir::LogicalResult writeTorchScript(mlir::ModuleOp module,
                                        llvm::StringRef path, LowerTo lowering);
+  /// Lowers `module` in place as `lowering` says and makes sure a TorchScript
+  /// model is there to export it against.
+  mlir::LogicalResult prepareExport(mlir::ModuleOp module, LowerTo lowering);
 
   mlir::MLIRContext *context;
   std::vector<std::string> operatorLibraries;

@@ -42,6 +42,12 @@ public:
   /// (writeFileAtomically in composer/API/ModelIO.h).
   virtual mlir::LogicalResult exportModule(mlir::ModuleOp module,
                                            llvm::StringRef path) = 0;
+
+  /// Exports `module` as exportModule does, into a new TorchScript module
+  /// kept in memory until takeExportedModule (TorchModule.h) takes it, for
+  /// callers that hand the model on without a file (the Python package).
+  /// Errors go to the module's context.
+  virtual mlir::LogicalResult exportModuleInMemory(mlir::ModuleOp module) = 0;
 };
 
 /// Loads a `.pt` file, after the shared libraries `operatorLibraries` that

@@ -1,4 +1,4 @@
-//===- ReportCosts.cpp - composer-opt --report-costs ----------------------===//
+//===- CostReport.cpp - what each method costs on a model -----------------===//
 //
 // The variants are found through registration, not a list: every
 // registered method pass (MethodPassRegistration) that changes the model is
@@ -8,8 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ReportCosts.h"
-
+#include "composer/API/CostReport.h"
 #include "composer/API/ModelIO.h"
 #include "composer/Analysis/FlopCount.h"
 #include "composer/Dialect/Composer.h"
@@ -172,7 +171,7 @@ public:
         io(&context, options.operatorLibraries, options.maxOps),
         fileLoc(FileLineColLoc::get(&context, inputPath, 0, 0)) {}
 
-  LogicalResult run(StringRef outputPath);
+  LogicalResult run(llvm::raw_ostream &os);
 
 private:
   /// Runs `addPasses` on a copy of the model and returns it, as
@@ -582,7 +581,7 @@ void CostReporter::printJson(llvm::raw_ostream &os) {
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
 }
 
-LogicalResult CostReporter::run(StringRef outputPath) {
+LogicalResult CostReporter::run(llvm::raw_ostream &os) {
   if (options.inputSpecs.empty())
     return emitError(fileLoc,
                      "--report-costs needs --input-spec: FLOPs and step "
@@ -705,20 +704,17 @@ LogicalResult CostReporter::run(StringRef outputPath) {
   }
   variants.front().module = nullptr;
 
-  return writeFileAtomically(outputPath, &context,
-                             [&](StringRef, llvm::raw_ostream &os) {
-                               if (options.json)
-                                 printJson(os);
-                               else
-                                 printText(os);
-                               return success();
-                             });
+  if (options.json)
+    printJson(os);
+  else
+    printText(os);
+  return success();
 }
 
 } // namespace
 
 LogicalResult composer::reportCosts(MLIRContext &context, StringRef inputPath,
-                                    StringRef outputPath,
+                                    llvm::raw_ostream &os,
                                     const CostReportOptions &options) {
-  return CostReporter(context, inputPath, options).run(outputPath);
+  return CostReporter(context, inputPath, options).run(os);
 }

@@ -1,4 +1,4 @@
-//===- ReportCosts.h - composer-opt --report-costs --------------*- C++ -*-===//
+//===- CostReport.h - what each method costs on a model ---------*- C++ -*-===//
 //
 // What each method costs on a model and this machine: for the model as
 // given, each method pass alone that changes it, and each named pipeline,
@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef COMPOSER_OPT_REPORTCOSTS_H
-#define COMPOSER_OPT_REPORTCOSTS_H
+#ifndef COMPOSER_API_COSTREPORT_H
+#define COMPOSER_API_COSTREPORT_H
 
 #include "composer/API/ModelIO.h"
 
@@ -38,13 +38,14 @@ struct CostReportOptions {
   std::string peakGflops;
 };
 
-/// Writes the report on the model at `inputPath` to `outputPath` ("-":
-/// stdout). Errors are diagnostics in `context`.
+/// Measures the model at `inputPath` and writes the report (composer-opt
+/// --report-costs) to `os`, as JSON or text as `options` says. Errors are
+/// diagnostics in `context`.
 mlir::LogicalResult reportCosts(mlir::MLIRContext &context,
                                 llvm::StringRef inputPath,
-                                llvm::StringRef outputPath,
+                                llvm::raw_ostream &os,
                                 const CostReportOptions &options);
 
 } // namespace composer
 
-#endif // COMPOSER_OPT_REPORTCOSTS_H
+#endif // COMPOSER_API_COSTREPORT_H

@@ -1,0 +1,26 @@
+"""composer_opt: MosaicML Composer's speedup methods as compiler passes on
+TorchScript models, and the runtime that trains them.
+
+    import torchvision, composer_opt
+    model = composer_opt.optimize(torchvision.models.resnet18(),
+                                  pipeline="composer-mild")
+    print(model.composer_report)       # sites changed and skipped, per pass
+
+``composer_opt.functional`` has Composer's functional API by name
+(``apply_blurpool``, ...), each returning the new module.
+"""
+
+from ._errors import CompilerError, CompilerWarning, Diagnostic
+from ._optimize import (OptionInfo, PassInfo, PassReport, SiteCounts,
+                        SiteReport, SkippedSites, optimize, passes,
+                        report_costs)
+from ._runtime import library_directory, load_runtime
+from ._train import TrainResult, train
+from . import functional
+
+__all__ = [
+    "CompilerError", "CompilerWarning", "Diagnostic", "OptionInfo",
+    "PassInfo", "PassReport", "SiteCounts", "SiteReport", "SkippedSites",
+    "TrainResult", "functional", "library_directory", "load_runtime",
+    "optimize", "passes", "report_costs", "train",
+]
