@@ -4,6 +4,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -15,11 +16,15 @@ DiagnosticInfo DiagnosticInfo::get(const Diagnostic &diagnostic) {
   DiagnosticInfo info;
   info.severity = diagnostic.getSeverity();
   Location loc = diagnostic.getLocation();
-  llvm::raw_string_ostream(info.location) << loc;
   if (auto fileLoc = loc->findInstanceOf<FileLineColLoc>()) {
     info.file = fileLoc.getFilename().str();
     info.line = fileLoc.getLine();
     info.column = fileLoc.getColumn();
+    // As composer-opt prints it.
+    info.location =
+        llvm::formatv("{0}:{1}:{2}", info.file, info.line, info.column);
+  } else {
+    llvm::raw_string_ostream(info.location) << loc;
   }
   info.message = diagnostic.str();
   for (const Diagnostic &note : diagnostic.getNotes())

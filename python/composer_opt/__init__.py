@@ -15,12 +15,12 @@ from ._optimize import (OptionInfo, PassInfo, PassReport, SiteCounts,
                         SiteReport, SkippedSites, optimize, passes,
                         report_costs)
 from ._runtime import library_directory, load_runtime
-from ._train import TrainResult, train
+from ._train import TrainingError, TrainResult, train
 from . import functional
 
 __all__ = [
     "CompilerError", "CompilerWarning", "Diagnostic", "OptionInfo",
     "PassInfo", "PassReport", "SiteCounts", "SiteReport", "SkippedSites",
-    "TrainResult", "functional", "library_directory", "load_runtime",
+    "TrainingError", "TrainResult", "functional", "library_directory", "load_runtime",
     "optimize", "passes", "report_costs", "train",
 ]

@@ -9,7 +9,7 @@ class Diagnostic(NamedTuple):
     severity: str
     """``"error"``, ``"warning"``, ``"remark"`` or ``"note"``."""
     location: str
-    """The location as MLIR prints it, e.g. ``"model.py":12:8``."""
+    """``model.py:12:8``, as composer-opt prints it."""
     file: str
     """The file of the first file location in it ("" when it has none)."""
     line: int

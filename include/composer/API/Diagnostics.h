@@ -20,7 +20,8 @@ namespace composer {
 /// One diagnostic: where, how severe, what, and its notes.
 struct DiagnosticInfo {
   mlir::DiagnosticSeverity severity = mlir::DiagnosticSeverity::Error;
-  /// The location as MLIR prints it: `"model.py":12:8`.
+  /// `model.py:12:8` for a location within a file (as composer-opt prints
+  /// it), else as MLIR prints the location.
   std::string location;
   /// The file, line and column of the first file location within it (the
   /// user's Python line for an imported model); empty and 0 when it has
