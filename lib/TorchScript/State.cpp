@@ -257,9 +257,12 @@ LogicalResult StateSync::declare(Operation *decl, StringRef key,
                                   cast<TorchTensorType>(type), initializers,
                                   loc)))
       return failure();
-    if (isParameter && value.toTensor().requires_grad() == frozen)
-      value.toTensor().requires_grad_(!frozen);
-    at::Tensor formatted = inMemoryFormat(value.toTensor(), channelsLast);
+    at::Tensor tensor = value.toTensor();
+    // A new tensor on the same storage: the module exported from, which
+    // shares this one's tensors, keeps its own flag.
+    if (isParameter && tensor.requires_grad() == frozen)
+      tensor = tensor.detach().requires_grad_(!frozen);
+    at::Tensor formatted = inMemoryFormat(tensor, channelsLast);
     if (!formatted.is_same(value.toTensor()))
       owner.setattr(name.str(), formatted);
     return success();

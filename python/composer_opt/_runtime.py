@@ -15,7 +15,9 @@ _loaded_runtime: Optional[str] = None
 def library_directory() -> str:
     """The directory of the compiler's libraries (the build tree's lib/ or
     the install prefix's lib/); libComposerRuntime is there too."""
-    return _core.library_directory()
+    # The loader names a library by the run path it was found through
+    # ($ORIGIN/../../..): resolve it before taking its parent.
+    return os.path.realpath(_core.library_directory())
 
 
 def tool_path(name: str) -> str:

@@ -297,3 +297,17 @@ def test_imports_in_a_fresh_interpreter():
                          text=True, env=dict(os.environ))
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "apply_blurpool"
+
+
+def test_input_module_is_left_unchanged(cnn):
+    scripted = torch.jit.script(cnn)
+    code = scripted.code
+    frozen = F.freeze_layers(scripted, num_layers=2)
+    converted = F.apply_channels_last(scripted)
+    assert not frozen.stem.weight.requires_grad
+    assert scripted.stem.weight.requires_grad
+    assert converted.down.weight.is_contiguous(memory_format=torch.channels_last)
+    assert scripted.down.weight.is_contiguous()
+    assert scripted.code == code
+    # Untouched tensors are shared, as module surgery would keep them.
+    assert converted.fc.weight.data_ptr() == scripted.fc.weight.data_ptr()
