@@ -311,3 +311,38 @@ def test_input_module_is_left_unchanged(cnn):
     assert scripted.code == code
     # Untouched tensors are shared, as module surgery would keep them.
     assert converted.fc.weight.data_ptr() == scripted.fc.weight.data_ptr()
+
+
+class TwoAttentions(torch.nn.Module):
+    """ALiBi cannot bias the first attention (no heads in the graph), so it
+    refuses the model, with a note at that softmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.pos = torch.nn.Embedding(16, 8)
+        self.qkv = torch.nn.Linear(8, 24)
+
+    def forward(self, x):
+        b, t = x.size(0), x.size(1)
+        x = x + self.pos(torch.arange(t))
+        q, k, v = self.qkv(x).split(8, dim=-1)
+        unsplit = torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v
+        qh = q.view(b, t, 2, 4).transpose(1, 2)
+        kh = k.view(b, t, 2, 4).transpose(1, 2)
+        vh = v.view(b, t, 2, 4).transpose(1, 2)
+        heads = torch.softmax(qh @ kh.transpose(-2, -1), dim=-1) @ vh
+        return unsplit + heads.transpose(1, 2).reshape(b, t, 8)
+
+
+def test_error_keeps_its_notes():
+    with pytest.raises(composer_opt.CompilerError) as caught:
+        composer_opt.optimize(TwoAttentions(), passes=["composer-alibi"])
+    error = caught.value.location
+    assert "cannot take ALiBi" in error.message
+    assert len(error.notes) == 1
+    note = error.notes[0]
+    assert note.severity == "note" and "head count is unknown" in note.message
+    softmax_line = next(number for number, line in enumerate(
+        open(__file__), start=1) if "unsplit = torch.softmax" in line)
+    assert (note.file, note.line) == (__file__, softmax_line)
+    assert f"{__file__}:{softmax_line}:" in str(caught.value)
