@@ -10,12 +10,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "composer/Runtime/Trainer.h"
+#include "composer/Runtime/Interrupt.h"
 #include "composer/Runtime/MemoryLimit.h"
 
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <iostream>
 #include <sstream>
 
@@ -246,11 +248,24 @@ void Trainer::restore() {
 
 double Trainer::groupLoss() {
   // What is logged, and what decides a NaN stop on every rank alike.
-  torch::Tensor mean = state_.loss.detach().to(torch::kDouble);
+  torch::Tensor mean = state_.loss.detach().to(torch::kDouble).reshape({1});
+  int interrupt = interruptSignal();
   if (Communicator *communicator = config_.communicator.get()) {
-    communicator->allReduceSum(mean);
-    mean /= state_.worldSize;
+    // Ranks stop at the same batch, or their next collective would hang:
+    // which signals any rank received rides on the loss's all-reduce.
+    torch::Tensor all =
+        torch::cat({mean, torch::tensor({double(interrupt == SIGINT),
+                                         double(interrupt == SIGTERM)},
+                                        mean.options())});
+    communicator->allReduceSum(all);
+    all = all.cpu();
+    mean = all.narrow(0, 0, 1) / state_.worldSize;
+    interrupt = all[2].item<double>() > 0   ? SIGTERM
+                : all[1].item<double>() > 0 ? SIGINT
+                                            : 0;
   }
+  if (interrupt && !interruptedBy_)
+    interruptedBy_ = interrupt;
   double loss = mean.item<double>();
   if (std::isfinite(loss))
     return loss;
@@ -461,6 +476,11 @@ void Trainer::fit() {
       step_->selectBatch();
       fire(Event::AfterDataloader);
       trainBatch(std::move(state_.batch));
+      // An interrupt stops the run after this batch, as a stopper does.
+      if (interruptedBy_ && !state_.stopRequested) {
+        state_.stopRequested = true;
+        state_.stopReason = "interrupted by " + signalName(interruptedBy_);
+      }
       evaluateDue(/*epochBoundary=*/false);
       maybeCheckpoint(Event::BatchCheckpoint, config_.saveInterval);
       if (now.batchInEpoch >= state_.time.batchesPerEpoch) {
@@ -478,7 +498,8 @@ void Trainer::fit() {
     evaluateDue(/*epochBoundary=*/true);
     maybeCheckpoint(Event::EpochCheckpoint, config_.saveInterval);
   }
-  if (state_.stopRequested && !state_.stopReason.empty())
+  // Every rank stops at the same batch; one says why.
+  if (state_.stopRequested && !state_.stopReason.empty() && state_.rank == 0)
     std::cerr << "composer-train: stopping at batch " << now.batch << ": "
               << state_.stopReason << "\n";
   // The end of a run is always evaluated and saved.

@@ -21,7 +21,10 @@ struct LaunchOptions {
 /// environment (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR,
 /// MASTER_PORT), waits for all, and returns the exit status: 0 if every
 /// process succeeded. A process that fails gets the others a grace period
-/// to stop by themselves, then they are killed.
+/// to stop by themselves, then they are killed. SIGINT and SIGTERM are
+/// passed on to the processes (each in a process group of its own, and
+/// sent SIGTERM if the launcher dies); when they stopped for one, the
+/// status is 130 (SIGINT) or 143 (SIGTERM).
 int launch(const LaunchOptions &options, char **argv);
 
 } // namespace composer::train

@@ -1,16 +1,21 @@
 //===- composer-train.cpp - Train a TorchScript model from a recipe -------===//
 //
 //   composer-train recipe.yaml [key=value ...] [--autoresume]
-//                  [--plugin lib.so ...]
+//                  [--plugin lib.so ...] [--metrics-jsonl=PATH]
 //
 // Exit status 0 when the run finishes, 1 on any error (bad recipe, bad data,
-// a NaN loss) after a diagnostic.
+// a NaN loss) after a diagnostic. SIGINT (Ctrl-C) or SIGTERM stops the run
+// after the batch in progress, evaluated and checkpointed as at its end;
+// the exit status is then 130 (SIGINT) or 143 (SIGTERM). A second signal
+// terminates at once.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Launcher.h"
 #include "Recipe.h"
 
+#include "composer/Runtime/Interrupt.h"
+#include "composer/Runtime/Logger.h"
 #include "composer/Runtime/Options.h"
 #include "composer/Runtime/ProcessSettings.h"
 #include "composer/Runtime/Trainer.h"
@@ -48,6 +53,12 @@ static cl::opt<bool>
              cl::desc("Evaluate the model (after loading load_path or the "
                       "newest checkpoint) and exit"),
              cl::cat(trainCategory));
+
+static cl::opt<std::string> metricsJsonl(
+    "metrics-jsonl",
+    cl::desc("Also log the metrics as JSON lines to this file, e.g. "
+             "/dev/fd/3 for a pipe to a parent process"),
+    cl::value_desc("path"), cl::cat(trainCategory));
 
 static cl::list<std::string>
     plugins("plugin",
@@ -152,6 +163,20 @@ int main(int argc, char **argv) {
   auto config = composer::train::loadRecipe(recipe, overrides, errs(), env);
   if (!config)
     return 1;
+  // One process speaks for the group, as with the recipe's loggers.
+  if (!metricsJsonl.empty() && env.rank == 0) {
+    try {
+      config->logger.addDestination(
+          composer::runtime::createJsonlLogger(metricsJsonl));
+    } catch (const std::exception &e) {
+      errs() << "composer-train: error: --metrics-jsonl: " << e.what() << "\n";
+      return 1;
+    }
+  }
+  // From here on, the first SIGINT or SIGTERM stops training after a batch
+  // (the ranks agree on which), the second terminates the process.
+  if (!evalOnly)
+    composer::runtime::installInterruptHandlers();
   try {
     if (env.distributed())
       config->communicator = composer::runtime::createCommunicator(
@@ -168,6 +193,24 @@ int main(int argc, char **argv) {
     if (trainer.resumedFrom() && env.rank == 0)
       errs() << "composer-train: resumed from " << *trainer.resumedFrom()
              << "\n";
+    // A signal during the run's end (evaluation, checkpoint) counts too.
+    int stopSignal = trainer.interruptedBy();
+    if (!stopSignal)
+      stopSignal = composer::runtime::interruptSignal();
+    if (stopSignal) {
+      const composer::runtime::Timestamp &now = trainer.state().timestamp;
+      if (env.rank == 0) {
+        errs() << "composer-train: interrupted by "
+               << composer::runtime::signalName(stopSignal)
+               << ": stopped at epoch " << now.epoch << ", batch " << now.batch;
+        if (trainer.lastCheckpoint())
+          errs() << "; checkpoint " << *trainer.lastCheckpoint()
+                 << " (continue with --autoresume)\n";
+        else
+          errs() << "; no checkpoint written (no save_folder)\n";
+      }
+      return composer::runtime::interruptExitStatus(stopSignal);
+    }
   } catch (const std::exception &e) {
     errs() << "composer-train: error: " << e.what() << "\n";
     return 1;

@@ -143,6 +143,9 @@ public:
   const std::optional<std::string> &lastCheckpoint() const {
     return lastCheckpoint_;
   }
+  /// The signal (SIGINT, SIGTERM) that stopped the run after a batch, as
+  /// every rank saw it (Interrupt.h); 0 when none did.
+  int interruptedBy() const { return interruptedBy_; }
   /// Warnings about the configuration (also printed to stderr), e.g. two
   /// algorithms that both interpolate the loss.
   const std::vector<std::string> &warnings() const { return warnings_; }
@@ -159,7 +162,7 @@ private:
   /// rank halves the microbatch and runs the batch again.
   void accumulateGradientsAdapting(const Batch &batch);
   /// The group's mean of this batch's loss; throws TrainingError when it is
-  /// not finite.
+  /// not finite. Notes in interruptedBy_ whether any rank was interrupted.
   double groupLoss();
   void saveCheckpoint();
   void maybeCheckpoint(Event event, const Time &interval);
@@ -181,6 +184,8 @@ private:
   CheckpointExtras extras_;
   std::optional<std::string> resumed_, lastCheckpoint_;
   int64_t lastCheckpointBatch_ = -1;
+  /// The first interrupt the group agreed on (see interruptedBy()).
+  int interruptedBy_ = 0;
   EvalResult lastEval_;
   /// The batch each evaluator last ran at, by index into config_.evaluators.
   std::vector<int64_t> lastEvalBatch_;
