@@ -35,6 +35,11 @@
 
 namespace composer {
 
+/// Registers composer's passes and pipelines and MLIR's transforms, once
+/// per process. Model does it; callers that parse pipelines or report costs
+/// without one call it first.
+void registerPasses();
+
 struct LoadOptions {
   /// Shared libraries that register TorchScript operators the model calls
   /// (torchvision's for `torchvision::nms`, say), loaded before the model as

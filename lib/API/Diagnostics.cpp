@@ -12,19 +12,24 @@ using namespace composer;
 
 char DiagnosticError::ID = 0;
 
+std::string composer::printLocation(Location loc) {
+  if (auto fileLoc = loc->findInstanceOf<FileLineColLoc>())
+    return llvm::formatv("{0}:{1}:{2}", fileLoc.getFilename().getValue(),
+                         fileLoc.getLine(), fileLoc.getColumn());
+  std::string text;
+  llvm::raw_string_ostream(text) << loc;
+  return text;
+}
+
 DiagnosticInfo DiagnosticInfo::get(const Diagnostic &diagnostic) {
   DiagnosticInfo info;
   info.severity = diagnostic.getSeverity();
   Location loc = diagnostic.getLocation();
+  info.location = printLocation(loc);
   if (auto fileLoc = loc->findInstanceOf<FileLineColLoc>()) {
     info.file = fileLoc.getFilename().str();
     info.line = fileLoc.getLine();
     info.column = fileLoc.getColumn();
-    // As composer-opt prints it.
-    info.location =
-        llvm::formatv("{0}:{1}:{2}", info.file, info.line, info.column);
-  } else {
-    llvm::raw_string_ostream(info.location) << loc;
   }
   info.message = diagnostic.str();
   for (const Diagnostic &note : diagnostic.getNotes())
@@ -32,7 +37,7 @@ DiagnosticInfo DiagnosticInfo::get(const Diagnostic &diagnostic) {
   return info;
 }
 
-static StringRef getSeverityName(DiagnosticSeverity severity) {
+StringRef composer::getSeverityName(DiagnosticSeverity severity) {
   switch (severity) {
   case DiagnosticSeverity::Error:
     return "error";

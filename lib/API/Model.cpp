@@ -16,9 +16,9 @@
 using namespace mlir;
 using namespace composer;
 
-namespace {
+namespace {} // namespace
 
-void registerOnce() {
+void composer::registerPasses() {
   static bool registered = [] {
     registerComposerPassesAndPipelines();
     registerTransformsPasses();
@@ -26,8 +26,6 @@ void registerOnce() {
   }();
   (void)registered;
 }
-
-} // namespace
 
 struct Model::Impl {
   explicit Impl(const LoadOptions &options = {})
@@ -59,7 +57,7 @@ Model::~Model() = default;
 
 llvm::Expected<Model> Model::load(llvm::StringRef path,
                                   const LoadOptions &options) {
-  registerOnce();
+  registerPasses();
   auto impl = std::make_unique<Impl>(options);
   impl->module = impl->io.read(path);
   if (!impl->module)
@@ -69,7 +67,7 @@ llvm::Expected<Model> Model::load(llvm::StringRef path,
 
 llvm::Expected<Model> Model::import(std::unique_ptr<TorchScriptModel> model,
                                     const LoadOptions &options) {
-  registerOnce();
+  registerPasses();
   auto impl = std::make_unique<Impl>(options);
   impl->module = impl->io.import(std::move(model));
   if (!impl->module)

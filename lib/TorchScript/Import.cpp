@@ -19,6 +19,7 @@
 
 #include <torch/csrc/jit/passes/constant_propagation.h>
 #include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 
 using namespace mlir;
 using namespace composer;
@@ -99,6 +100,36 @@ uint64_t countNodes(jit::Block *block) {
   return count;
 }
 
+/// Calls (prim::CallMethod, prim::CallFunction) in `block` and the blocks
+/// nested in its nodes.
+uint64_t countCalls(jit::Block *block) {
+  uint64_t count = 0;
+  for (jit::Node *node : block->nodes()) {
+    if (node->kind() == jit::prim::CallMethod ||
+        node->kind() == jit::prim::CallFunction)
+      ++count;
+    for (jit::Block *nested : node->blocks())
+      count += countCalls(nested);
+  }
+  return count;
+}
+
+/// Inlines every call in `graph` that can be. jit::Inline splices in each
+/// callee's optimized graph, which LibTorch inlines only while the graph
+/// executor optimizes and then keeps: a callee first compiled with it off
+/// (torch._C._set_graph_executor_optimize(False), composer-train's
+/// default) brings its own calls along, so inline until none are left.
+void inlineCalls(jit::Graph &graph) {
+  jit::GraphOptimizerEnabledGuard optimize(true);
+  for (uint64_t calls = countCalls(graph.block()); calls;) {
+    jit::Inline(graph);
+    uint64_t left = countCalls(graph.block());
+    if (left >= calls)
+      break; // Calls of functions without a graph stay.
+    calls = left;
+  }
+}
+
 std::string joinPath(StringRef prefix, StringRef name) {
   return prefix.empty() ? name.str() : (prefix + "." + name).str();
 }
@@ -162,7 +193,7 @@ OwningOpRef<ModuleOp> Importer::run(StringRef sourcePath) {
     return nullptr;
   }
   std::shared_ptr<jit::Graph> graph = forward->graph()->copy();
-  jit::Inline(*graph);
+  inlineCalls(*graph);
   uint64_t numNodes = countNodes(graph->block());
   if (numNodes > maxOps) {
     emitError(fileLoc, "forward has ")

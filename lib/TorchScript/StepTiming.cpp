@@ -11,6 +11,7 @@
 
 #include "RuntimeLibrary.h"
 
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>
 
 #include <chrono>
@@ -63,7 +64,8 @@ composerTimeTrainingSteps(const char *path,
       return true;
     }();
     (void)settled;
-    torch::jit::setGraphExecutorOptimize(false);
+    // Restored after: the caller may be a Python process (report_costs).
+    torch::jit::GraphOptimizerEnabledGuard optimize(false);
     torch::jit::Module module = torch::jit::load(path);
     module.train();
     // The same inputs for every model timed.

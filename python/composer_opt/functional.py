@@ -37,12 +37,17 @@ __all__ = [
 
 
 def _refuse(function: str, **arguments: Any) -> None:
+    """Raises for an argument of Composer's that only an eager training loop
+    gives meaning to."""
     for name, value in arguments.items():
-        if value is not None:
-            raise ValueError(
-                f"{function}: {name}= has no meaning here: the model is "
-                f"compiled, not changed in place inside a training loop; "
-                f"build the optimizer from the returned module's parameters")
+        if value is None:
+            continue
+        hint = ("build the optimizer from the returned module's parameters"
+                if name == "optimizers" else
+                "composer-train schedules it during training")
+        raise ValueError(f"{function}: {name}= has no meaning here: the "
+                         f"model is compiled, not changed in place inside a "
+                         f"training loop; {hint}")
 
 
 def _apply(model: Any, pass_name: str, options: Dict[str, Any],

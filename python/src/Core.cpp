@@ -32,20 +32,7 @@ namespace {
 
 py::dict toPython(const DiagnosticInfo &diagnostic) {
   py::dict record;
-  switch (diagnostic.severity) {
-  case mlir::DiagnosticSeverity::Error:
-    record["severity"] = "error";
-    break;
-  case mlir::DiagnosticSeverity::Warning:
-    record["severity"] = "warning";
-    break;
-  case mlir::DiagnosticSeverity::Remark:
-    record["severity"] = "remark";
-    break;
-  case mlir::DiagnosticSeverity::Note:
-    record["severity"] = "note";
-    break;
-  }
+  record["severity"] = composer::getSeverityName(diagnostic.severity).str();
   record["location"] = diagnostic.location;
   record["file"] = diagnostic.file;
   record["line"] = diagnostic.line;
@@ -58,12 +45,6 @@ py::dict toPython(const DiagnosticInfo &diagnostic) {
   return record;
 }
 
-std::string printLocation(mlir::Location loc) {
-  std::string text;
-  llvm::raw_string_ostream(text) << loc;
-  return text;
-}
-
 py::list toPython(llvm::ArrayRef<composer::PassSiteReport> runs) {
   py::list result;
   for (const composer::PassSiteReport &run : runs) {
@@ -73,7 +54,7 @@ py::list toPython(llvm::ArrayRef<composer::PassSiteReport> runs) {
       for (const composer::SkippedSites &sites : counts.skipped) {
         py::list locations;
         for (mlir::Location loc : sites.sites)
-          locations.append(printLocation(loc));
+          locations.append(composer::printLocation(loc));
         skipped.append(py::dict(py::arg("reason") = sites.reason,
                                 py::arg("sites") = locations));
       }
@@ -105,8 +86,8 @@ py::list toPython(llvm::ArrayRef<composer::PassSiteReport> runs) {
       [&](const llvm::ErrorInfoBase &other) { message = other.message(); });
   py::object errorType =
       py::module_::import("composer_opt._errors").attr("CompilerError");
-  py::object exception = errorType(llvm::StringRef(message).rtrim().str(),
-                                   diagnostics);
+  py::object exception =
+      errorType(llvm::StringRef(message).rtrim().str(), diagnostics);
   PyErr_SetObject(errorType.ptr(), exception.ptr());
   throw py::error_already_set();
 }
@@ -178,7 +159,8 @@ py::tuple optimizeModule(py::object scriptModule, const std::string &name,
                          const std::string &lowerTo,
                          const std::vector<std::string> &operatorLibraries,
                          uint64_t maxOps) {
-  c10::optional<torch::jit::Module> module = torch::jit::as_module(scriptModule);
+  c10::optional<torch::jit::Module> module =
+      torch::jit::as_module(scriptModule);
   if (!module)
     throw py::type_error("expected a torch.jit.ScriptModule");
   composer::LowerTo lowering = parseLowerTo(lowerTo);
@@ -214,13 +196,13 @@ py::list describePasses() {
       py::list choices;
       for (llvm::StringRef choice : option.choices)
         choices.append(choice.str());
-      options.append(py::dict(
-          py::arg("name") = option.argument.str(),
-          py::arg("type") = option.type.str(),
-          py::arg("is_list") = option.isList,
-          py::arg("default") = option.defaultValue.str(),
-          py::arg("choices") = choices,
-          py::arg("description") = option.description.str()));
+      options.append(
+          py::dict(py::arg("name") = option.argument.str(),
+                   py::arg("type") = option.type.str(),
+                   py::arg("is_list") = option.isList,
+                   py::arg("default") = option.defaultValue.str(),
+                   py::arg("choices") = choices,
+                   py::arg("description") = option.description.str()));
     }
     passes.append(
         py::dict(py::arg("name") = pass.argument.str(),
@@ -267,6 +249,8 @@ std::string reportCosts(const std::string &path,
   llvm::Error error = llvm::Error::success();
   {
     py::gil_scoped_release released;
+    // The report's variants are the registered method passes and pipelines.
+    composer::registerPasses();
     mlir::MLIRContext context;
     composer::DiagnosticCollector diagnostics(context);
     llvm::raw_string_ostream os(report);
@@ -294,12 +278,11 @@ std::string libraryDirectory() {
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "composer_opt's native part; use the composer_opt package.";
-  m.def("optimize_module", &optimizeModule, py::arg("module"),
-        py::arg("name"), py::arg("pipeline"), py::arg("lower_to"),
-        py::arg("operator_libraries"), py::arg("max_ops"));
-  m.def("optimize_file", &optimizeFile, py::arg("path"), py::arg("pipeline"),
-        py::arg("lower_to"), py::arg("operator_libraries"),
+  m.def("optimize_module", &optimizeModule, py::arg("module"), py::arg("name"),
+        py::arg("pipeline"), py::arg("lower_to"), py::arg("operator_libraries"),
         py::arg("max_ops"));
+  m.def("optimize_file", &optimizeFile, py::arg("path"), py::arg("pipeline"),
+        py::arg("lower_to"), py::arg("operator_libraries"), py::arg("max_ops"));
   m.def("passes", &describePasses);
   m.def("pipelines", &describePipelines);
   m.def("report_costs", &reportCosts, py::arg("path"), py::arg("input_specs"),

@@ -20,8 +20,7 @@ namespace composer {
 /// One diagnostic: where, how severe, what, and its notes.
 struct DiagnosticInfo {
   mlir::DiagnosticSeverity severity = mlir::DiagnosticSeverity::Error;
-  /// `model.py:12:8` for a location within a file (as composer-opt prints
-  /// it), else as MLIR prints the location.
+  /// As printLocation prints it.
   std::string location;
   /// The file, line and column of the first file location within it (the
   /// user's Python line for an imported model); empty and 0 when it has
@@ -36,6 +35,13 @@ struct DiagnosticInfo {
   /// Builds the record of `diagnostic` and its notes.
   static DiagnosticInfo get(const mlir::Diagnostic &diagnostic);
 };
+
+/// `model.py:12:8` for a location within a file, as composer-opt prints
+/// it; otherwise as MLIR prints the location.
+std::string printLocation(mlir::Location loc);
+
+/// "error", "warning", "remark" or "note", as diagnostics print it.
+llvm::StringRef getSeverityName(mlir::DiagnosticSeverity severity);
 
 /// An error made of the diagnostics that reported it, in order. As text
 /// (llvm::toString) it reads as the tool prints it: `LOC: error: MESSAGE`,
