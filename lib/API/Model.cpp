@@ -1,7 +1,6 @@
 //===- Model.cpp - the composer-opt C++ API -------------------------------===//
 
 #include "composer/API.h"
-#include "composer/API/Diagnostics.h"
 #include "composer/Dialect/Composer.h"
 #include "composer/Passes/Passes.h"
 #include "composer/TorchScript/TorchScript.h"
@@ -15,8 +14,6 @@
 
 using namespace mlir;
 using namespace composer;
-
-namespace {} // namespace
 
 void composer::registerPasses() {
   static bool registered = [] {

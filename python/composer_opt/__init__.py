@@ -21,6 +21,6 @@ from . import functional
 __all__ = [
     "CompilerError", "CompilerWarning", "Diagnostic", "OptionInfo",
     "PassInfo", "PassReport", "SiteCounts", "SiteReport", "SkippedSites",
-    "TrainingError", "TrainResult", "functional", "library_directory", "load_runtime",
-    "optimize", "passes", "report_costs", "train",
+    "TrainingError", "TrainResult", "functional", "library_directory",
+    "load_runtime", "optimize", "passes", "report_costs", "train",
 ]

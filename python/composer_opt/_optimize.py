@@ -277,7 +277,8 @@ def _pipeline_text(pipeline: Optional[str], pass_list: PassList,
     return f"builtin.module({','.join(parts)})" if parts else ""
 
 
-def _script(model: torch.nn.Module, example_inputs: Any) -> torch.jit.ScriptModule:
+def _script(model: torch.nn.Module,
+            example_inputs: Any) -> torch.jit.ScriptModule:
     if example_inputs is not None:
         inputs = (example_inputs if isinstance(example_inputs, tuple)
                   else (example_inputs,))
@@ -285,7 +286,8 @@ def _script(model: torch.nn.Module, example_inputs: Any) -> torch.jit.ScriptModu
     try:
         return torch.jit.script(model)
     except Exception as error:  # TorchScript raises several types.
-        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        lines = str(error).strip().splitlines()
+        first = lines[0] if lines else type(error).__name__
         raise CompilerError(
             f"cannot script {type(model).__name__} with torch.jit.script: "
             f"{first}; pass example_inputs=(...) to trace it with "

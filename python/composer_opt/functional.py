@@ -24,7 +24,9 @@ from typing import Any, Dict, Optional
 
 import torch
 
-from ._optimize import optimize, passes
+from ._optimize import ModelLike, optimize, passes
+
+ScriptModule = torch.jit.ScriptModule
 
 __all__ = [
     "apply_alibi", "apply_blurpool", "apply_channels_last",
@@ -51,7 +53,7 @@ def _refuse(function: str, **arguments: Any) -> None:
 
 
 def _apply(model: Any, pass_name: str, options: Dict[str, Any],
-           example_inputs: Any, lower_to: str) -> torch.jit.ScriptModule:
+           example_inputs: Any, lower_to: str) -> ScriptModule:
     return optimize(model, passes=[(pass_name, options)],
                     example_inputs=example_inputs, lower_to=lower_to)
 
@@ -77,11 +79,12 @@ def _documented(pass_name: str):
 
 
 @_documented("composer-blurpool")
-def apply_blurpool(model, replace_convs: Optional[bool] = None,
+def apply_blurpool(model: ModelLike, replace_convs: Optional[bool] = None,
                    replace_maxpools: Optional[bool] = None,
                    blur_first: Optional[bool] = None,
                    min_channels: Optional[int] = None, optimizers=None, *,
-                   example_inputs=None, lower_to: str = "aten"):
+                   example_inputs=None,
+                   lower_to: str = "aten") -> ScriptModule:
     """BlurPool: anti-aliased strided convolutions and max pools. Returns
     the new module (Composer's changes the model in place)."""
     _refuse("apply_blurpool", optimizers=optimizers)
@@ -92,9 +95,11 @@ def apply_blurpool(model, replace_convs: Optional[bool] = None,
 
 
 @_documented("composer-squeeze-excite")
-def apply_squeeze_excite(model, latent_channels: Optional[float] = None,
+def apply_squeeze_excite(model: ModelLike,
+                         latent_channels: Optional[float] = None,
                          min_channels: Optional[int] = None, optimizers=None,
-                         *, example_inputs=None, lower_to: str = "aten"):
+                         *, example_inputs=None,
+                         lower_to: str = "aten") -> ScriptModule:
     """Squeeze-and-Excitation blocks after large convolutions. Returns the
     new module."""
     _refuse("apply_squeeze_excite", optimizers=optimizers)
@@ -104,8 +109,8 @@ def apply_squeeze_excite(model, latent_channels: Optional[float] = None,
 
 
 @_documented("composer-channels-last")
-def apply_channels_last(model, *, example_inputs=None,
-                        lower_to: str = "aten"):
+def apply_channels_last(model: ModelLike, *, example_inputs=None,
+                        lower_to: str = "aten") -> ScriptModule:
     """Channels-last (NHWC) memory format for 4-D activations and weights.
     Returns the new module (Composer's converts the model in place)."""
     return _apply(model, "composer-channels-last", {}, example_inputs,
@@ -113,9 +118,10 @@ def apply_channels_last(model, *, example_inputs=None,
 
 
 @_documented("composer-ghost-batchnorm")
-def apply_ghost_batchnorm(model, ghost_batch_size: Optional[int] = None,
+def apply_ghost_batchnorm(model: ModelLike,
+                          ghost_batch_size: Optional[int] = None,
                           optimizers=None, *, example_inputs=None,
-                          lower_to: str = "aten"):
+                          lower_to: str = "aten") -> ScriptModule:
     """Ghost BatchNorm: batch norm over ghost batches in training. Returns
     the new module."""
     _refuse("apply_ghost_batchnorm", optimizers=optimizers)
@@ -125,12 +131,14 @@ def apply_ghost_batchnorm(model, ghost_batch_size: Optional[int] = None,
 
 
 @_documented("composer-stochastic-depth")
-def apply_stochastic_depth(model, target_layer_name: Optional[str] = None,
+def apply_stochastic_depth(model: ModelLike,
+                           target_layer_name: Optional[str] = None,
                            stochastic_method: Optional[str] = None,
                            drop_rate: Optional[float] = None,
                            drop_distribution: Optional[str] = None,
                            drop_warmup: Optional[float] = None, *,
-                           example_inputs=None, lower_to: str = "aten"):
+                           example_inputs=None,
+                           lower_to: str = "aten") -> ScriptModule:
     """Stochastic depth on the residual blocks found in the graph. Returns
     the new module.
 
@@ -150,14 +158,15 @@ def apply_stochastic_depth(model, target_layer_name: Optional[str] = None,
 
 
 @_documented("composer-factorize")
-def apply_factorization(model, factorize_convs: Optional[bool] = None,
+def apply_factorization(model: ModelLike,
+                        factorize_convs: Optional[bool] = None,
                         factorize_linears: Optional[bool] = None,
                         min_channels: Optional[int] = None,
                         latent_channels: Optional[float] = None,
                         min_features: Optional[int] = None,
                         latent_features: Optional[float] = None,
                         optimizers=None, *, example_inputs=None,
-                        lower_to: str = "aten"):
+                        lower_to: str = "aten") -> ScriptModule:
     """Low-rank factorization of large convolutions and linears. Returns
     the new module."""
     _refuse("apply_factorization", optimizers=optimizers)
@@ -169,10 +178,11 @@ def apply_factorization(model, factorize_convs: Optional[bool] = None,
 
 
 @_documented("composer-glu")
-def apply_gated_linear_units(model, optimizers=None, act_fn=None,
+def apply_gated_linear_units(model: ModelLike, optimizers=None, act_fn=None,
                              gated_layer_bias: Optional[bool] = None,
                              non_gated_layer_bias: Optional[bool] = None, *,
-                             example_inputs=None, lower_to: str = "aten"):
+                             example_inputs=None,
+                             lower_to: str = "aten") -> ScriptModule:
     """Gated linear units in the feed-forwards found in the graph. Returns
     the new module.
 
@@ -189,9 +199,9 @@ def apply_gated_linear_units(model, optimizers=None, act_fn=None,
 
 
 @_documented("composer-alibi")
-def apply_alibi(model, max_sequence_length: Optional[int] = None,
+def apply_alibi(model: ModelLike, max_sequence_length: Optional[int] = None,
                 optimizers=None, *, example_inputs=None,
-                lower_to: str = "aten"):
+                lower_to: str = "aten") -> ScriptModule:
     """ALiBi attention biases instead of position embeddings. Returns the
     new module.
 
@@ -206,10 +216,10 @@ def apply_alibi(model, max_sequence_length: Optional[int] = None,
 
 
 @_documented("composer-weight-standardization")
-def apply_weight_standardization(model,
+def apply_weight_standardization(model: ModelLike,
                                  n_last_layers_ignore: Optional[int] = None,
                                  *, example_inputs=None,
-                                 lower_to: str = "aten"):
+                                 lower_to: str = "aten") -> ScriptModule:
     """Weight standardization of convolutions. Returns the new module."""
     return _apply(model, "composer-weight-standardization",
                   dict(n_last_layers_ignore=n_last_layers_ignore),
@@ -229,9 +239,10 @@ def _norm_dtype(function: str, precision: Any) -> Optional[str]:
 
 
 @_documented("composer-low-precision-norms")
-def apply_low_precision_layernorm(model, optimizers=None, precision=None, *,
+def apply_low_precision_layernorm(model: ModelLike,
+                                  optimizers=None, precision=None, *,
                                   example_inputs=None,
-                                  lower_to: str = "aten"):
+                                  lower_to: str = "aten") -> ScriptModule:
     """Layer norms in the low precision of the model's mixed precision.
     Returns the new module.
 
@@ -248,9 +259,10 @@ def apply_low_precision_layernorm(model, optimizers=None, precision=None, *,
 
 
 @_documented("composer-low-precision-norms")
-def apply_low_precision_groupnorm(model, optimizers=None, precision=None, *,
+def apply_low_precision_groupnorm(model: ModelLike,
+                                  optimizers=None, precision=None, *,
                                   example_inputs=None,
-                                  lower_to: str = "aten"):
+                                  lower_to: str = "aten") -> ScriptModule:
     """Group norms in the low precision of the model's mixed precision.
     Returns the new module. As apply_low_precision_layernorm: the pass
     treats layer and group norms alike."""
@@ -262,10 +274,10 @@ def apply_low_precision_groupnorm(model, optimizers=None, precision=None, *,
 
 
 @_documented("composer-gyro-dropout")
-def apply_gyro_dropout(model, p: Optional[float] = None,
+def apply_gyro_dropout(model: ModelLike, p: Optional[float] = None,
                        sigma: Optional[int] = None, tau: Optional[int] = None,
                        optimizers=None, *, example_inputs=None,
-                       lower_to: str = "aten"):
+                       lower_to: str = "aten") -> ScriptModule:
     """GyroDropout in place of the dropouts before classifier linears.
     Returns the new module. Its period between re-selections (one epoch by
     default) is composer-train's."""
@@ -276,11 +288,11 @@ def apply_gyro_dropout(model, p: Optional[float] = None,
 
 
 @_documented("composer-freeze-layers")
-def freeze_layers(model, optimizers=None, current_duration=None,
+def freeze_layers(model: ModelLike, optimizers=None, current_duration=None,
                   freeze_start=None, freeze_level=None,
                   num_layers: Optional[int] = None,
                   up_to: Optional[str] = None, *, example_inputs=None,
-                  lower_to: str = "aten"):
+                  lower_to: str = "aten") -> ScriptModule:
     """Freezes the first layers, in forward order. Returns the new module.
 
     Composer's freeze_layers moves the frontier during training from

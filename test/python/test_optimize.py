@@ -66,7 +66,8 @@ def token_batch():
 
 
 CNN_CASES = [
-    (F.apply_blurpool, dict(min_channels=8), "composer-blurpool{min-channels=8}"),
+    (F.apply_blurpool, dict(min_channels=8),
+     "composer-blurpool{min-channels=8}"),
     (F.apply_squeeze_excite, dict(min_channels=16, latent_channels=8),
      "composer-squeeze-excite{latent-channels=8 min-channels=16}"),
     (F.apply_channels_last, {}, "composer-channels-last"),
@@ -81,7 +82,8 @@ CNN_CASES = [
     (F.apply_weight_standardization, {}, "composer-weight-standardization"),
     (F.apply_gyro_dropout, dict(sigma=4, tau=2),
      "composer-gyro-dropout{sigma=4 tau=2}"),
-    (F.freeze_layers, dict(num_layers=2), "composer-freeze-layers{num-layers=2}"),
+    (F.freeze_layers, dict(num_layers=2),
+     "composer-freeze-layers{num-layers=2}"),
 ]
 
 GPT_CASES = [
@@ -90,8 +92,10 @@ GPT_CASES = [
 ]
 
 LOW_PRECISION_CASES = [
-    (F.apply_low_precision_layernorm, "gpt", "composer-low-precision-norms{dtype=bf16}"),
-    (F.apply_low_precision_groupnorm, "cnn", "composer-low-precision-norms{dtype=bf16}"),
+    (F.apply_low_precision_layernorm, "gpt",
+     "composer-low-precision-norms{dtype=bf16}"),
+    (F.apply_low_precision_groupnorm, "cnn",
+     "composer-low-precision-norms{dtype=bf16}"),
 ]
 
 
@@ -167,8 +171,9 @@ def test_traced_when_scripting_fails():
 
     with pytest.raises(composer_opt.CompilerError, match="example_inputs="):
         composer_opt.optimize(Untyped(), passes=["composer-channels-last"])
-    traced = composer_opt.optimize(Untyped(), passes=["composer-channels-last"],
-                                   example_inputs=torch.randn(1, 3, 8, 8))
+    traced = composer_opt.optimize(
+        Untyped(), passes=["composer-channels-last"],
+        example_inputs=torch.randn(1, 3, 8, 8))
     assert traced.composer_report["composer-channels-last"].changed == 1
 
 
@@ -305,7 +310,8 @@ def test_input_module_is_left_unchanged(cnn):
     converted = F.apply_channels_last(scripted)
     assert not frozen.stem.weight.requires_grad
     assert scripted.stem.weight.requires_grad
-    assert converted.down.weight.is_contiguous(memory_format=torch.channels_last)
+    assert converted.down.weight.is_contiguous(
+        memory_format=torch.channels_last)
     assert scripted.down.weight.is_contiguous()
     assert scripted.code == code
     # Untouched tensors are shared, as module surgery would keep them.
