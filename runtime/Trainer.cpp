@@ -322,6 +322,17 @@ void Trainer::trainBatch(Batch batch) {
       {"lr-" + config_.optimizer.name + "/group0", optimizer_->lr()}};
   if (config_.autoMicrobatch)
     metrics["trainer/device_train_microbatch_size"] = double(microbatchSize_);
+  if (Communicator *communicator = config_.communicator.get()) {
+    // Since the last batch's metrics: this batch's collectives and any
+    // evaluation's in between.
+    CommunicationVolume sent = communicator->bytesSent();
+    CommunicationVolume step = sent - loggedVolume_;
+    loggedVolume_ = sent;
+    metrics["communication/bytes/all_reduce"] = double(step.allReduce);
+    metrics["communication/bytes/reduce_scatter"] = double(step.reduceScatter);
+    metrics["communication/bytes/all_gather"] = double(step.allGather);
+    metrics["communication/bytes/broadcast"] = double(step.broadcast);
+  }
   config_.logger.logMetrics(metrics, now.batch);
   fire(Event::BatchEnd);
 }

@@ -127,6 +127,7 @@ public:
         views.push_back(tensor.reshape({-1}));
       std::vector<torch::Tensor> flat = {torch::cat(views)};
       run("broadcast", [&] { return group_->broadcast(flat); });
+      volume_.broadcast += ringShare(flat[0]);
       int64_t offset = 0;
       for (torch::Tensor tensor : group) {
         tensor.copy_(flat[0].narrow(0, offset, tensor.numel()).view_as(tensor));
@@ -138,7 +139,61 @@ public:
   void allReduceSum(torch::Tensor &tensor) override {
     std::vector<torch::Tensor> tensors = {tensor};
     run("all-reduce", [&] { return group_->allreduce(tensors); });
+    volume_.allReduce += 2 * ringShare(tensor);
   }
+
+  void reduceScatterSum(const torch::Tensor &input,
+                        torch::Tensor &output) override {
+    checkChunks("reduce-scatter", input, output);
+    torch::NoGradGuard noGrad;
+    torch::Tensor flatInput = input.contiguous().reshape({-1});
+    if (group_->getBackendName() == "nccl") {
+      torch::Tensor flatOutput =
+          output.is_contiguous()
+              ? output.view({-1})
+              : torch::empty({output.numel()}, output.options());
+      run("reduce-scatter",
+          [&] { return group_->_reduce_scatter_base(flatOutput, flatInput); });
+      if (!output.is_contiguous())
+        output.copy_(flatOutput.view(output.sizes()));
+    } else {
+      // Rank r receives chunk r of every rank's input, then sums them.
+      torch::Tensor received = torch::empty_like(flatInput);
+      std::vector<int64_t> equalSplits;
+      run("reduce-scatter (all-to-all)", [&] {
+        return group_->alltoall_base(received, flatInput, equalSplits,
+                                     equalSplits);
+      });
+      output.copy_(received.view({env_.worldSize, -1})
+                       .sum(0, /*keepdim=*/false, output.scalar_type())
+                       .view(output.sizes()));
+    }
+    volume_.reduceScatter += ringShare(input);
+  }
+
+  void allGather(const torch::Tensor &input, torch::Tensor &output) override {
+    checkChunks("all-gather", output, input);
+    torch::NoGradGuard noGrad;
+    torch::Tensor flatInput = input.contiguous().reshape({-1});
+    torch::Tensor flatOutput =
+        output.is_contiguous()
+            ? output.view({-1})
+            : torch::empty({output.numel()}, output.options());
+    if (group_->getBackendName() == "nccl") {
+      run("all-gather",
+          [&] { return group_->_allgather_base(flatOutput, flatInput); });
+    } else {
+      std::vector<std::vector<torch::Tensor>> chunks = {
+          flatOutput.chunk(env_.worldSize)};
+      std::vector<torch::Tensor> inputs = {flatInput};
+      run("all-gather", [&] { return group_->allgather(chunks, inputs); });
+    }
+    if (!output.is_contiguous())
+      output.copy_(flatOutput.view(output.sizes()));
+    volume_.allGather += ringShare(output);
+  }
+
+  CommunicationVolume bytesSent() const override { return volume_; }
 
   void averageGradients(const std::vector<torch::Tensor> &parameters,
                         bool findUnused) override {
@@ -371,7 +426,26 @@ private:
   void launch(size_t b) {
     std::vector<torch::Tensor> tensors = {buckets_[b].flat};
     buckets_[b].work = group_->allreduce(tensors);
+    volume_.allReduce += 2 * ringShare(buckets_[b].flat);
     nextLaunch_ = b + 1;
+  }
+
+  /// The bytes of `tensor` one rank sends in a ring over the group:
+  /// (N-1)/N of them.
+  int64_t ringShare(const torch::Tensor &tensor) const {
+    int64_t bytes = tensor.numel() * int64_t(tensor.element_size());
+    return bytes * (env_.worldSize - 1) / env_.worldSize;
+  }
+
+  /// `whole` holds one chunk of `chunk`'s size per rank, of its dtype.
+  void checkChunks(const char *what, const torch::Tensor &whole,
+                   const torch::Tensor &chunk) const {
+    if (whole.numel() != chunk.numel() * env_.worldSize ||
+        whole.scalar_type() != chunk.scalar_type())
+      throw std::invalid_argument(
+          std::string(what) + ": " + std::to_string(whole.numel()) +
+          " elements for " + std::to_string(env_.worldSize) + " ranks of " +
+          std::to_string(chunk.numel()) + " (and one dtype) expected");
   }
 
   DistributedEnv env_;
@@ -389,6 +463,7 @@ private:
   std::condition_variable wake_;
   bool stopping_ = false;
   std::thread heartbeat_;
+  CommunicationVolume volume_;
 };
 
 } // namespace

@@ -105,4 +105,63 @@ TEST(CommunicatorTest, TwoRanksBroadcastReduceAndAverageGradients) {
   }
 }
 
+/// Runs `rankMain(rank, communicator)` on `worldSize` ranks (threads) of one
+/// Gloo group; the results in rank order.
+template <typename RankMain> auto runRanks(int worldSize, RankMain rankMain) {
+  int port = 29000 + int(::getpid() % 1000) + 1;
+  using Result = decltype(rankMain(0, std::declval<Communicator &>()));
+  std::vector<std::future<Result>> ranks;
+  for (int rank = 0; rank < worldSize; ++rank)
+    ranks.push_back(std::async(std::launch::async, [=] {
+      DistributedEnv env;
+      env.rank = rank;
+      env.worldSize = worldSize;
+      env.masterPort = port;
+      auto communicator =
+          createCommunicator(env, torch::kCPU, std::chrono::seconds(30));
+      Result result = rankMain(rank, *communicator);
+      communicator->barrier();
+      return result;
+    }));
+  std::vector<Result> results;
+  for (auto &rank : ranks)
+    results.push_back(rank.get());
+  return results;
+}
+
+TEST(CommunicatorTest, ReduceScatterAndAllGatherOnThreeRanks) {
+  constexpr int kRanks = 3;
+  auto results = runRanks(kRanks, [](int rank, Communicator &communicator) {
+    // Rank r contributes (r + 1) * [0, 1, ..., 11].
+    torch::Tensor input = torch::arange(12, torch::kFloat) * float(rank + 1);
+    torch::Tensor chunk = torch::empty({2, 2});
+    communicator.reduceScatterSum(input, chunk);
+    // A non-contiguous destination is filled as a contiguous one would be.
+    torch::Tensor gathered = torch::empty({3, 2}).t();
+    communicator.allGather(torch::full({2}, float(rank)), gathered);
+    bool refused = false;
+    try {
+      torch::Tensor wrong = torch::empty({5});
+      communicator.allGather(torch::ones({2}), wrong);
+    } catch (const std::invalid_argument &) {
+      refused = true;
+    }
+    return std::make_tuple(chunk, gathered.contiguous(), refused,
+                           communicator.bytesSent());
+  });
+  torch::Tensor sum = torch::arange(12, torch::kFloat) * 6; // 1 + 2 + 3
+  for (int rank = 0; rank < kRanks; ++rank) {
+    auto [chunk, gathered, refused, sent] = results[rank];
+    EXPECT_TRUE(torch::equal(chunk.reshape({-1}), sum.narrow(0, 4 * rank, 4)))
+        << "rank " << rank << ": " << chunk;
+    EXPECT_TRUE(torch::equal(gathered.reshape({-1}),
+                             torch::tensor({0.f, 0.f, 1.f, 1.f, 2.f, 2.f})));
+    EXPECT_TRUE(refused);
+    // A ring moves (N-1)/N of the data: of 48 bytes in, of 24 bytes out.
+    EXPECT_EQ(sent.reduceScatter, 32);
+    EXPECT_EQ(sent.allGather, 16);
+    EXPECT_EQ(sent.allReduce, 0);
+  }
+}
+
 } // namespace

@@ -41,6 +41,26 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/// The bytes one rank sent, by kind of collective, as bandwidth-optimal
+/// (ring) algorithms move them among N ranks: (N-1)/N of the data for a
+/// reduce-scatter, an all-gather or a broadcast, twice that for an
+/// all-reduce. Step times at other sizes and links are predicted from them.
+struct CommunicationVolume {
+  int64_t allReduce = 0;
+  int64_t reduceScatter = 0;
+  int64_t allGather = 0;
+  int64_t broadcast = 0;
+
+  int64_t total() const {
+    return allReduce + reduceScatter + allGather + broadcast;
+  }
+  CommunicationVolume operator-(const CommunicationVolume &earlier) const {
+    return {allReduce - earlier.allReduce,
+            reduceScatter - earlier.reduceScatter,
+            allGather - earlier.allGather, broadcast - earlier.broadcast};
+  }
+};
+
 /// What the trainer needs from the process group.
 class Communicator {
 public:
@@ -51,6 +71,17 @@ public:
   virtual void broadcast(const std::vector<torch::Tensor> &tensors) = 0;
   /// Sums `tensor` across ranks, in place.
   virtual void allReduceSum(torch::Tensor &tensor) = 0;
+  /// Sums `input` across ranks and leaves this rank's chunk of the sum in
+  /// `output`: chunk r of the flattened sum, output.numel() elements each,
+  /// for input.numel() = worldSize() * output.numel(). Gloo has no
+  /// reduce-scatter: it is an all-to-all and a local sum.
+  virtual void reduceScatterSum(const torch::Tensor &input,
+                                torch::Tensor &output) = 0;
+  /// Concatenates every rank's `input` into `output`, in rank order, for
+  /// output.numel() = worldSize() * input.numel().
+  virtual void allGather(const torch::Tensor &input, torch::Tensor &output) = 0;
+  /// What this rank has sent since the communicator was created.
+  virtual CommunicationVolume bytesSent() const = 0;
   /// From now on, gradients of `parameters` are averaged across ranks during
   /// backward. `findUnused`: parameters a step does not use are allowed.
   virtual void averageGradients(const std::vector<torch::Tensor> &parameters,

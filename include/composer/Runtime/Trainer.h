@@ -186,6 +186,8 @@ private:
   int64_t lastCheckpointBatch_ = -1;
   /// The first interrupt the group agreed on (see interruptedBy()).
   int interruptedBy_ = 0;
+  /// What this rank had sent when the last batch's metrics were logged.
+  CommunicationVolume loggedVolume_;
   EvalResult lastEval_;
   /// The batch each evaluator last ran at, by index into config_.evaluators.
   std::vector<int64_t> lastEvalBatch_;
