@@ -84,6 +84,13 @@ FailureOr<std::vector<jit::Value *>> Exporter::lookup(ValueRange range) {
   return result;
 }
 
+/// Whether jit::Value::setDebugName takes `name` (its check is not
+/// exported): value names that are numbers are reserved.
+static bool isValidValueName(StringRef name) {
+  return name.empty() ||
+         !llvm::all_of(name, [](char c) { return llvm::isDigit(c); });
+}
+
 /// prim::GetAttr of `field` on `object`, its output named after the field
 /// where that is a valid value name. Graph::createGetAttr names it so
 /// unconditionally, which throws for the numbered children of an
@@ -94,8 +101,7 @@ jit::Node *Exporter::createGetAttr(jit::Value *object,
   node->s_(jit::attr::name, field);
   node->output()->setType(
       object->type()->expectRef<c10::ClassType>().getAttribute(field));
-  // Value names that are numbers are reserved.
-  if (!llvm::all_of(field, [](char c) { return llvm::isDigit(c); }))
+  if (isValidValueName(field))
     node->output()->setDebugName(field);
   return node;
 }
@@ -123,7 +129,9 @@ FailureOr<jit::Value *> Exporter::moduleValue(StringRef path, Location loc) {
   // A dot in a debug name reads as a uniquing suffix; keep the path readable.
   std::string debugName = path.str();
   std::replace(debugName.begin(), debugName.end(), '.', '_');
-  getAttr->output()->setDebugName(debugName);
+  // A top-level nn.Sequential's children are numbers.
+  if (isValidValueName(debugName))
+    getAttr->output()->setDebugName(debugName);
   return modulePaths[path] = getAttr->output();
 }
 

@@ -202,7 +202,8 @@ def _pass_text(name: str, options: Mapping[str, Any]) -> str:
     if info is None or info.kind != "pass":
         known = sorted(n for n, p in passes().items() if p.kind == "pass")
         raise ValueError(f"unknown pass {name!r}; composer's passes: "
-                         f"{', '.join(known)}")
+                         f"{', '.join(known)} (other registered passes, "
+                         f"MLIR's canonicalize for one, go in pipeline=)")
     parts = []
     for key, value in options.items():
         option = key.replace("_", "-")

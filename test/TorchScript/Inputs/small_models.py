@@ -139,9 +139,17 @@ class LongChain(nn.Module):
         return x
 
 
+def SequentialRoot():
+    """An nn.Sequential as the model itself: its children are named by
+    numbers ("0"), which TorchScript reserves as value names."""
+    return nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU(),
+                         nn.Conv2d(8, 4, 3))
+
+
 MODELS = {"conv_block": ConvBlock, "long_chain": LongChain, "control_flow": ControlFlow,
           "twin_blocks": TwinBlocks, "casts": Casts,
-          "named_tuple": NamedTupleOutput, "no_grad": NoGrad, "fork": Fork}
+          "named_tuple": NamedTupleOutput, "no_grad": NoGrad, "fork": Fork,
+          "sequential_root": SequentialRoot}
 
 
 def main():
