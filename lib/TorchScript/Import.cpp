@@ -189,7 +189,13 @@ OwningOpRef<ModuleOp> Importer::run(StringRef sourcePath) {
 
   auto forward = model.find_method("forward");
   if (!forward) {
-    emitError(fileLoc, "the model has no forward method");
+    InFlightDiagnostic diag =
+        emitError(fileLoc, "the model has no forward method");
+    // Scripting an overloaded forward (nn.LSTM's) compiles one method per
+    // overload instead.
+    if (model.find_method("forward__0"))
+      diag << ": its forward is overloaded (forward__0, ...); script a "
+              "module whose forward calls it";
     return nullptr;
   }
   std::shared_ptr<jit::Graph> graph = forward->graph()->copy();

@@ -351,3 +351,22 @@ def test_error_keeps_its_notes():
         open(__file__), start=1) if "unsplit = torch.softmax" in line)
     assert (note.file, note.line) == (__file__, softmax_line)
     assert f"{__file__}:{softmax_line}:" in str(caught.value)
+
+
+class Recurrent(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(8, 16, batch_first=True)
+        self.fc = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.fc(y[:, -1])
+
+
+def test_overloaded_forward_is_explained_and_a_wrapper_works():
+    with pytest.raises(composer_opt.CompilerError, match="overloaded"):
+        composer_opt.optimize(torch.nn.LSTM(8, 16))
+    model = Recurrent().eval()
+    x = torch.randn(2, 5, 8)
+    assert torch.equal(composer_opt.optimize(model)(x), model(x))
