@@ -112,7 +112,10 @@ def _run(command, callback, env) -> TrainResult:
         while True:
             try:
                 for line in lines:
-                    record = json.loads(line)
+                    try:
+                        record = json.loads(line)
+                    except ValueError:
+                        continue  # Cut by a Ctrl-C while it was read.
                     if "step" not in record:
                         continue  # Hyperparameters.
                     step = int(record.pop("step"))
