@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "composer/API.h"
 #include "composer/API/CostReport.h"
 #include "composer/API/ModelIO.h"
 #include "composer/Dialect/Composer.h"
@@ -20,7 +21,6 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
-#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -159,8 +159,7 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(composerCategory);
   DialectRegistry registry;
   registry.insert<ComposerDialect, func::FuncDialect>();
-  registerComposerPassesAndPipelines();
-  registerTransformsPasses();
+  registerPasses();
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "composer-opt: training-speedup passes on TorchScript models",
