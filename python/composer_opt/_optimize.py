@@ -164,6 +164,11 @@ def passes() -> Dict[str, PassInfo]:
     """Every composer pass and named pipeline, by name, with its options,
     their defaults and a summary, from the compiler's registry (the same
     data composer-opt --help prints)."""
+    return dict(_catalog())
+
+
+def _catalog() -> Dict[str, PassInfo]:
+    """passes(), built once; not to be changed."""
     global _CATALOG
     if _CATALOG is None:
         catalog = {}
@@ -184,7 +189,7 @@ def passes() -> Dict[str, PassInfo]:
                 record["name"], "pipeline", record["summary"],
                 pipeline=record["pipeline"])
         _CATALOG = catalog
-    return dict(_CATALOG)
+    return _CATALOG
 
 
 # --- optimize() ------------------------------------------------------------
@@ -198,9 +203,9 @@ def _option_text(value: Any) -> str:
 
 
 def _pass_text(name: str, options: Mapping[str, Any]) -> str:
-    info = passes().get(name)
+    info = _catalog().get(name)
     if info is None or info.kind != "pass":
-        known = sorted(n for n, p in passes().items() if p.kind == "pass")
+        known = sorted(n for n, p in _catalog().items() if p.kind == "pass")
         raise ValueError(f"unknown pass {name!r}; composer's passes: "
                          f"{', '.join(known)} (other registered passes, "
                          f"MLIR's canonicalize for one, go in pipeline=)")
