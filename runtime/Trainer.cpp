@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "composer/Runtime/Trainer.h"
+#include "composer/Runtime/Gradients.h"
 #include "composer/Runtime/Interrupt.h"
 #include "composer/Runtime/MemoryLimit.h"
 
@@ -42,6 +43,22 @@ bool crossedInterval(const TimeContext &time, const Timestamp &now,
   return std::floor(double(now.batch) / every) >
          std::floor(double(now.batch - 1) / every);
 }
+
+/// While it lives, checkpoints save and load `standIn` (when given) as the
+/// state's optimizer: a sharded run's whole optimizer.
+class OptimizerStandIn {
+public:
+  OptimizerStandIn(State &state, Optimizer *standIn)
+      : state_(state), own_(state.optimizer) {
+    if (standIn)
+      state_.optimizer = standIn;
+  }
+  ~OptimizerStandIn() { state_.optimizer = own_; }
+
+private:
+  State &state_;
+  Optimizer *own_;
+};
 } // namespace
 
 Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
@@ -104,6 +121,18 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
     }
   if (trainable.empty())
     throw std::invalid_argument("the model has no trainable parameter");
+  if (config_.sharding == ShardingStrategy::FullShard)
+    throw std::invalid_argument("full_shard (ZeRO-3) needs the "
+                                "composer-shard-params pass, which is not "
+                                "built yet");
+  gradScaler_ =
+      std::make_unique<GradScaler>(config_.precision == Precision::AmpFP16);
+  bool sharded = communicator && config_.sharding != ShardingStrategy::None;
+  if (!communicator && config_.sharding != ShardingStrategy::None)
+    warnings_.push_back(std::string("sharding ") +
+                        getShardingStrategyName(config_.sharding) +
+                        " in one process has nothing to divide; training as "
+                        "usual");
   if (communicator) {
     // Every rank starts from rank 0's weights.
     std::vector<torch::Tensor> tensors;
@@ -112,15 +141,21 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
     for (const auto &[name, tensor] : namedBuffers(state_.model))
       tensors.push_back(tensor);
     communicator->broadcast(tensors);
-    communicator->averageGradients(trainable, config_.findUnusedParameters);
+    if (!sharded)
+      communicator->averageGradients(trainable, config_.findUnusedParameters);
   }
-  optimizer_ = std::make_unique<Optimizer>(config_.optimizer, namedTrainable);
+  if (sharded) {
+    sharded_ = std::make_unique<ShardedDataParallel>(
+        *communicator, config_.optimizer, namedTrainable, *gradScaler_);
+    optimizer_ = sharded_->createOptimizer();
+    state_.gradientShards = sharded_.get();
+  } else {
+    optimizer_ = std::make_unique<Optimizer>(config_.optimizer, namedTrainable);
+  }
   state_.optimizer = optimizer_.get();
   SchedulerSpec schedule = config_.scheduler;
   schedule.scaleScheduleRatio = config_.scaleScheduleRatio;
   scheduler_ = createScheduler(schedule);
-  gradScaler_ =
-      std::make_unique<GradScaler>(config_.precision == Precision::AmpFP16);
   // Fail now, not at the first batch, if autocast cannot run here.
   { AutocastGuard probe(config_.precision, config_.device); }
 
@@ -137,6 +172,9 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
   for (const auto &algorithm : config_.algorithms)
     if (StepStages *stages = algorithm->stepStages())
       step_->addStages(*stages);
+  // Innermost, so that algorithms wrap the sharded reduce and step.
+  if (sharded_)
+    step_->addStages(*sharded_);
   // Composer warns when more than one algorithm interpolates the loss.
   std::vector<std::string> interpolating;
   for (const auto &algorithm : config_.algorithms)
@@ -230,7 +268,17 @@ void Trainer::restore() {
   if (!path)
     return;
   fire(Event::BeforeLoad);
-  LoadReport report = loadCheckpoint(*path, state_, extras_, options);
+  // A sharded run loads the whole optimizer state and keeps its shard.
+  std::unique_ptr<Optimizer> whole;
+  if (sharded_)
+    whole = sharded_->createWholeOptimizer();
+  LoadReport report;
+  {
+    OptimizerStandIn standIn(state_, whole.get());
+    report = loadCheckpoint(*path, state_, extras_, options);
+  }
+  if (sharded_)
+    sharded_->scatterOptimizer(*whole, *optimizer_);
   auto warn = [&](const std::vector<std::string> &names, const char *what) {
     if (names.empty())
       return;
@@ -322,6 +370,10 @@ void Trainer::trainBatch(Batch batch) {
       {"lr-" + config_.optimizer.name + "/group0", optimizer_->lr()}};
   if (config_.autoMicrobatch)
     metrics["trainer/device_train_microbatch_size"] = double(microbatchSize_);
+  TrainingStateBytes held = heldState();
+  metrics["memory/parameters_bytes"] = double(held.parameters);
+  metrics["memory/gradients_bytes"] = double(held.gradients);
+  metrics["memory/optimizer_state_bytes"] = double(held.optimizerState);
   if (Communicator *communicator = config_.communicator.get()) {
     // Since the last batch's metrics: this batch's collectives and any
     // evaluation's in between.
@@ -337,8 +389,24 @@ void Trainer::trainBatch(Batch batch) {
   fire(Event::BatchEnd);
 }
 
+TrainingStateBytes Trainer::heldState() {
+  if (sharded_)
+    return sharded_->memory(*optimizer_);
+  auto bytes = [](const torch::Tensor &t) {
+    return t.defined() ? int64_t(t.numel() * t.element_size()) : int64_t(0);
+  };
+  TrainingStateBytes held;
+  for (const auto &[name, parameter] : state_.parameters)
+    if (parameter.requires_grad()) {
+      held.parameters += bytes(parameter);
+      held.gradients += bytes(parameter.grad());
+    }
+  held.optimizerState = optimizer_->stateBytes();
+  return held;
+}
+
 void Trainer::accumulateGradients(const Batch &batch) {
-  optimizer_->zeroGrad();
+  zeroGradients(state_);
   int64_t size = microbatchSize_ > 0 ? std::min(microbatchSize_, batch.size())
                                      : batch.size();
   std::vector<Batch> parts = batch.split(size);
@@ -411,7 +479,7 @@ void Trainer::accumulateGradientsAdapting(const Batch &batch) {
     if (!outOfMemory)
       return;
     // Free what the failed attempt holds before the next one.
-    optimizer_->zeroGrad();
+    zeroGradients(state_);
     step_->microbatches().clear();
     state_.outputs = torch::Tensor();
     state_.loss = torch::Tensor();
@@ -431,11 +499,17 @@ void Trainer::accumulateGradientsAdapting(const Batch &batch) {
 }
 
 void Trainer::saveCheckpoint() {
-  // Ranks hold the same weights; one writes, all know the path.
-  if (state_.rank == 0)
+  // Ranks hold the same weights; one writes, all know the path. A sharded
+  // run's ranks gather the optimizer state first, as one process holds it.
+  std::unique_ptr<Optimizer> whole;
+  if (sharded_ && !config_.saveWeightsOnly)
+    whole = sharded_->gatherOptimizer(*optimizer_);
+  if (state_.rank == 0) {
+    OptimizerStandIn standIn(state_, whole.get());
     lastCheckpoint_ = checkpoints_->save(state_, extras_);
-  else
+  } else {
     lastCheckpoint_ = checkpoints_->pathFor(state_);
+  }
   lastCheckpointBatch_ = state_.timestamp.batch;
 }
 

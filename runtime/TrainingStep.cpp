@@ -17,6 +17,13 @@ torch::Tensor forwardModel(State &state, const torch::Tensor &input) {
   }
 }
 
+void zeroGradients(State &state) {
+  if (state.optimizer)
+    state.optimizer->zeroGrad();
+  for (auto &[name, parameter] : state.parameters)
+    parameter.mutable_grad().reset();
+}
+
 StepStages::~StepStages() = default;
 
 //===----------------------------------------------------------------------===//
@@ -164,7 +171,7 @@ void TrainingStep::postStep() {
 }
 
 bool TrainingStep::recomputeGradients() {
-  state_.optimizer->zeroGrad();
+  zeroGradients(state_);
   const Batch batch = state_.batch;
   bool overlap = overlapReduction_;
   for (size_t index = 0; index < microbatches_.size(); ++index) {

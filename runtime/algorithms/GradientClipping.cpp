@@ -3,11 +3,15 @@
 // Wraps the training step's clip stage: the gradients are reduced and
 // unscaled, and the optimizer has not stepped. Adaptive clipping is AGC
 // (Brock et al. 2021): per output unit (row of dim 0; the whole tensor for
-// scalars and vectors), |g| <= threshold * max(|w|, 1e-3).
+// scalars and vectors), |g| <= threshold * max(|w|, 1e-3). Under sharded
+// data parallelism norm clipping takes the norm in one all-reduce, value
+// clipping works on the shards, and adaptive clipping gathers the whole
+// gradients.
 //
 //===----------------------------------------------------------------------===//
 
 #include "composer/Runtime/Algorithms.h"
+#include "composer/Runtime/Gradients.h"
 
 #include <cmath>
 #include <stdexcept>
@@ -66,23 +70,26 @@ public:
 
 private:
   void clipGradients(State &state) const {
-    std::vector<torch::Tensor> params;
-    for (const auto &entry : state.parameters)
-      if (entry.second.grad().defined())
-        params.push_back(entry.second);
-    if (params.empty())
-      return;
     torch::NoGradGuard noGrad;
     switch (type_) {
-    case ClipType::Norm:
-      torch::nn::utils::clip_grad_norm_(params, threshold_);
+    case ClipType::Norm: {
+      // As clip_grad_norm_.
+      double coefficient = threshold_ / (gradientNorm(state) + 1e-6);
+      if (coefficient < 1)
+        for (torch::Tensor &grad : localGradients(state))
+          grad.mul_(coefficient);
       break;
+    }
     case ClipType::Value:
-      torch::nn::utils::clip_grad_value_(params, threshold_);
+      for (torch::Tensor &grad : localGradients(state))
+        grad.clamp_(-threshold_, threshold_);
       break;
     case ClipType::Adaptive:
-      for (const torch::Tensor &p : params) {
+      gatherGradients(state, "gradient_clipping (adaptive)");
+      for (const auto &[name, p] : state.parameters) {
         torch::Tensor grad = p.grad();
+        if (!p.requires_grad() || !grad.defined())
+          continue;
         torch::Tensor maxNorm =
             unitwiseNorm(p.detach()).clamp_min(1e-3) * threshold_;
         torch::Tensor gradNorm = unitwiseNorm(grad);
@@ -91,6 +98,7 @@ private:
                          torch::ones_like(gradNorm));
         grad.mul_(coeff.to(grad.dtype()));
       }
+      scatterGradients(state);
       break;
     }
   }

@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "composer/Runtime/Algorithms.h"
+#include "composer/Runtime/Gradients.h"
 
 #include <cmath>
 #include <stdexcept>
@@ -66,6 +67,8 @@ public:
       return finite;
     if (!finite)
       return false; // loss scaling skips this step: both halves
+    // The ascent step moves every weight: it needs the whole gradients.
+    gatherGradients(state, "sam");
     std::vector<torch::Tensor> params, grads;
     for (const auto &[name, p] : state.parameters)
       if (p.requires_grad() && p.grad().defined()) {
@@ -94,11 +97,7 @@ public:
       params[i].copy_(saved[i]);
     if (!finite)
       return false;
-    std::vector<torch::Tensor> second;
-    for (const torch::Tensor &p : params)
-      if (p.grad().defined())
-        second.push_back(p.grad());
-    return globalNorm(second).has_value();
+    return std::isfinite(gradientNorm(state));
   }
 
 private:

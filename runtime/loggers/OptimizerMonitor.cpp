@@ -2,11 +2,12 @@
 //
 // At BATCH_END the parameters hold the gradients the optimizer stepped with
 // (reduced, unscaled, clipped); they are dropped only when the next batch
-// starts.
+// starts. Under sharded data parallelism they are gathered for it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "composer/Runtime/Callbacks.h"
+#include "composer/Runtime/Gradients.h"
 
 #include <cmath>
 
@@ -26,6 +27,7 @@ public:
     if (event != Event::BatchEnd)
       return;
     torch::NoGradGuard noGrad;
+    gatherGradients(state, "optimizer_monitor");
     std::map<std::string, double> metrics;
     double squares = 0;
     bool any = false;

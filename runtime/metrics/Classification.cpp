@@ -125,10 +125,10 @@ private:
 };
 
 const MetricRegistration<CrossEntropyMetric, CrossEntropyMetricOptions>
-    crossEntropyRegistration("cross_entropy",
-                             {{"ignore_index",
-                               &CrossEntropyMetricOptions::ignoreIndex,
-                               "targets with this class count nowhere"}});
+    crossEntropyMetricRegistration("cross_entropy",
+                                   {{"ignore_index",
+                                     &CrossEntropyMetricOptions::ignoreIndex,
+                                     "targets with this class count nowhere"}});
 
 /// exp of the mean cross entropy per token.
 class Perplexity final : public CrossEntropyMetric {

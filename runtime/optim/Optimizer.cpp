@@ -101,30 +101,50 @@ Optimizer::Optimizer(const OptimizerSpec &spec,
   build(std::move(parameters), {});
 }
 
-Optimizer::Optimizer(
-    const OptimizerSpec &spec,
-    const std::vector<std::pair<std::string, torch::Tensor>> &namedParameters)
-    : spec_(spec) {
-  validate(spec_);
+std::pair<Optimizer::NamedTensors, Optimizer::NamedTensors>
+Optimizer::splitByDecay(const OptimizerSpec &spec,
+                        const NamedTensors &namedParameters) {
+  validate(spec);
   auto matches = [](const std::string &pattern, const std::string &name) {
     if (pattern.find_first_of("*?[") != std::string::npos)
       return fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
     return name.find(pattern) != std::string::npos;
   };
-  std::vector<torch::Tensor> decayed, undecayed;
-  std::vector<bool> used(spec_.weightDecayExclude.size());
-  for (const auto &[name, parameter] : namedParameters) {
+  NamedTensors decayed, undecayed;
+  std::vector<bool> used(spec.weightDecayExclude.size());
+  for (const auto &entry : namedParameters) {
     bool excluded = false;
     for (size_t i = 0; i < used.size(); ++i)
-      if (matches(spec_.weightDecayExclude[i], name))
+      if (matches(spec.weightDecayExclude[i], entry.first))
         excluded = used[i] = true;
-    (excluded ? undecayed : decayed).push_back(parameter);
+    (excluded ? undecayed : decayed).push_back(entry);
   }
   for (size_t i = 0; i < used.size(); ++i)
     if (!used[i])
-      fail(spec_.name, "weight_decay_exclude pattern '" +
-                           spec_.weightDecayExclude[i] +
-                           "' matches no trainable parameter");
+      fail(spec.name, "weight_decay_exclude pattern '" +
+                          spec.weightDecayExclude[i] +
+                          "' matches no trainable parameter");
+  return {std::move(decayed), std::move(undecayed)};
+}
+
+Optimizer::Optimizer(const OptimizerSpec &spec,
+                     const NamedTensors &namedParameters)
+    : spec_(spec) {
+  auto [decayed, undecayed] = splitByDecay(spec_, namedParameters);
+  auto tensors = [](const NamedTensors &named) {
+    std::vector<torch::Tensor> result;
+    for (const auto &entry : named)
+      result.push_back(entry.second);
+    return result;
+  };
+  build(tensors(decayed), tensors(undecayed));
+}
+
+Optimizer::Optimizer(const OptimizerSpec &spec,
+                     std::vector<torch::Tensor> decayed,
+                     std::vector<torch::Tensor> undecayed)
+    : spec_(spec) {
+  validate(spec_);
   build(std::move(decayed), std::move(undecayed));
 }
 
@@ -195,6 +215,24 @@ void Optimizer::step() {
     }
   }
   impl_->step();
+}
+
+std::vector<torch::Tensor>
+optimizerStateTensors(torch::optim::OptimizerParamState &state) {
+  if (auto *adam = dynamic_cast<torch::optim::AdamWParamState *>(&state))
+    return {adam->exp_avg(), adam->exp_avg_sq(), adam->max_exp_avg_sq()};
+  if (auto *sgd = dynamic_cast<torch::optim::SGDParamState *>(&state))
+    return {sgd->momentum_buffer()};
+  return {};
+}
+
+int64_t Optimizer::stateBytes() {
+  int64_t bytes = 0;
+  for (auto &[key, state] : impl_->state())
+    for (const torch::Tensor &tensor : optimizerStateTensors(*state))
+      if (tensor.defined())
+        bytes += int64_t(tensor.numel() * tensor.element_size());
+  return bytes;
 }
 
 void Optimizer::save(torch::serialize::OutputArchive &archive) const {

@@ -7,6 +7,7 @@ checkpoints (plain pickled dicts that torch.load reads).
   train_check.py frozen CKPT ORIGINAL.pt MIN_FROZEN [STATIC_PREFIX...]
   train_check.py close-weights A.ckpt B.ckpt TOLERANCE
   train_check.py kill-rank METRICS.jsonl STEP RANK LIMIT_S -- COMMAND...
+  train_check.py kill-all-at METRICS.jsonl STEP -- LAUNCHER_COMMAND...
 """
 import json
 import os
@@ -134,15 +135,22 @@ def kill_rank(path, step, rank, limit, command):
     print(f"stopped {elapsed:.1f} s after rank {rank} was killed")
 
 
-def kill_at(path, step, command):
-    """Runs `command`, SIGKILLs it once METRICS.jsonl logs `step`."""
+def kill_at(path, step, command, ranks=False):
+    """Runs `command`, SIGKILLs it once METRICS.jsonl logs `step`; with
+    `ranks`, its child processes (a launcher's ranks) at the same moment."""
     if os.path.exists(path):
         os.remove(path)
     process = subprocess.Popen(command)
     reached = wait_for_step(path, step, process, time.time() + 300)
-    process.send_signal(signal.SIGKILL)
+    victims = [process.pid]
+    if ranks:
+        victims += [int(pid) for pid in subprocess.run(
+            ["pgrep", "-P", str(process.pid)], capture_output=True,
+            text=True).stdout.split()]
+    for pid in victims:
+        os.kill(pid, signal.SIGKILL)
     process.wait()
-    print(f"killed at step {reached}")
+    print(f"killed {len(victims)} processes at step {reached}")
 
 
 if __name__ == "__main__":
@@ -162,5 +170,8 @@ if __name__ == "__main__":
     elif mode == "kill-at":
         assert sys.argv[4] == "--"
         kill_at(sys.argv[2], int(sys.argv[3]), sys.argv[5:])
+    elif mode == "kill-all-at":
+        assert sys.argv[4] == "--"
+        kill_at(sys.argv[2], int(sys.argv[3]), sys.argv[5:], ranks=True)
     else:
         sys.exit(f"unknown mode {mode}")

@@ -98,6 +98,19 @@ public:
     load.ignoreKeys = reader.strings(root, "load_ignore_keys");
     config.findUnusedParameters =
         reader.boolean(root, "find_unused_parameters", false);
+    const RecipeValue &parallelism = reader.mapping(root, "parallelism");
+    if (const RecipeValue *sharding = reader.get(parallelism, "sharding")) {
+      try {
+        config.sharding = parseShardingStrategy(sharding->scalar);
+      } catch (const std::invalid_argument &e) {
+        reader.error(sharding->loc, e.what());
+      }
+      if (config.sharding == ShardingStrategy::FullShard)
+        reader.error(sharding->loc,
+                     "full_shard (ZeRO-3) needs the composer-shard-params "
+                     "pass, which is not built yet; shard_grad_op (ZeRO-2) "
+                     "shards the gradients and the optimizer state");
+    }
     double timeout = reader.number(root, "dist_timeout", 60);
     if (timeout <= 0)
       reader.error(root.loc, "'dist_timeout' must be positive (seconds)");

@@ -40,11 +40,23 @@ public:
   Optimizer(const OptimizerSpec &spec,
             const std::vector<std::pair<std::string, torch::Tensor>>
                 &namedParameters);
+  /// Groups already split by weightDecayExclude (as splitByDecay does):
+  /// `undecayed` trains without weight decay.
+  Optimizer(const OptimizerSpec &spec, std::vector<torch::Tensor> decayed,
+            std::vector<torch::Tensor> undecayed);
+
+  /// Splits `namedParameters` into those that decay and those that
+  /// weightDecayExclude picks out. Throws std::invalid_argument for an
+  /// invalid spec or a pattern that matches none.
+  using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
+  static std::pair<NamedTensors, NamedTensors>
+  splitByDecay(const OptimizerSpec &spec, const NamedTensors &namedParameters);
 
   const OptimizerSpec &spec() const { return spec_; }
   /// Sets lr = initial lr * multiplier for every group.
   void setLrMultiplier(double multiplier);
   double lr() const;
+  double lrMultiplier() const { return multiplier_; }
   void zeroGrad();
   /// One update of every parameter that has a gradient.
   void step();
@@ -55,6 +67,9 @@ public:
 
   /// How many parameters train without weight decay (weightDecayExclude).
   size_t excludedFromDecay() const { return excluded_; }
+
+  /// The bytes of the per-parameter state (momentum, Adam's moments).
+  int64_t stateBytes();
 
 private:
   /// Builds LibTorch's optimizer over `decayed` and, when any, `undecayed`
@@ -71,6 +86,12 @@ private:
   std::unique_ptr<torch::optim::Optimizer> impl_;
   double multiplier_ = 1;
 };
+
+/// The tensors of LibTorch's per-parameter state of SGD (momentum_buffer)
+/// or AdamW (exp_avg, exp_avg_sq, max_exp_avg_sq), in that order, undefined
+/// ones included.
+std::vector<torch::Tensor>
+optimizerStateTensors(torch::optim::OptimizerParamState &state);
 
 /// Composer's schedules, as a multiplier of the initial learning rate:
 ///   constant            alpha (1.0)

@@ -18,6 +18,7 @@
 namespace composer::runtime {
 
 class Communicator;
+class GradientShards;
 
 struct State {
   torch::jit::Module model;
@@ -74,6 +75,9 @@ struct State {
   bool gradientsFinite = true;
   /// The data-parallel group; null in one process.
   Communicator *communicator = nullptr;
+  /// Under sharded data parallelism, where this rank's gradients live after
+  /// the reduce stage (Gradients.h); null otherwise.
+  GradientShards *gradientShards = nullptr;
 
   /// Set by an algorithm or callback to end the run after this batch.
   bool stopRequested = false;

@@ -10,6 +10,7 @@
 #include "composer/Runtime/Metrics.h"
 #include "composer/Runtime/Optim.h"
 #include "composer/Runtime/Precision.h"
+#include "composer/Runtime/Sharding.h"
 #include "composer/Runtime/State.h"
 #include "composer/Runtime/TrainingStep.h"
 
@@ -91,6 +92,9 @@ struct TrainerConfig {
   /// Let a step leave some trainable parameters without a gradient (needed
   /// with layer freezing when data-parallel).
   bool findUnusedParameters = false;
+  /// How data-parallel ranks divide the training state (Sharding.h). In
+  /// one process there is nothing to divide.
+  ShardingStrategy sharding = ShardingStrategy::None;
   /// How long a collective may wait for a peer (for createCommunicator).
   std::chrono::milliseconds distributedTimeout{60000};
 
@@ -151,6 +155,9 @@ public:
   const std::vector<std::string> &warnings() const { return warnings_; }
 
 private:
+  /// The trainable parameters, their gradients and the optimizer state this
+  /// rank holds after a step, as logged under memory/.
+  TrainingStateBytes heldState();
   void fire(Event event);
   Batch onDevice(Batch batch, const DataLoader &loader) const;
   void trainBatch(Batch batch);
@@ -175,6 +182,8 @@ private:
   TrainerConfig config_;
   State state_;
   std::unique_ptr<Optimizer> optimizer_;
+  /// Under shard_grad_op, the link that shards; optimizer_ steps its shards.
+  std::unique_ptr<ShardedDataParallel> sharded_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<GradScaler> gradScaler_;
   std::unique_ptr<StandardStages> standardStages_;

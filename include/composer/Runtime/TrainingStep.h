@@ -48,6 +48,10 @@ public:
 /// Throws TrainingError when the output holds no predictions.
 torch::Tensor forwardModel(State &state, const torch::Tensor &input);
 
+/// Drops every gradient: the optimizer's and the parameters' (which differ
+/// under sharded data parallelism).
+void zeroGradients(State &state);
+
 class StepStages;
 class TrainingStep;
 
