@@ -117,7 +117,8 @@ public:
 
   void broadcast(const std::vector<torch::Tensor> &tensors) override {
     torch::NoGradGuard noGrad;
-    // One collective per dtype: flatten, broadcast, copy back.
+    // One collective per dtype: flatten, broadcast as bytes (Gloo has no
+    // bool or bfloat16 collectives), copy back.
     std::map<at::ScalarType, std::vector<torch::Tensor>> byType;
     for (const torch::Tensor &tensor : tensors)
       byType[tensor.scalar_type()].push_back(tensor);
@@ -126,7 +127,8 @@ public:
       for (const torch::Tensor &tensor : group)
         views.push_back(tensor.reshape({-1}));
       std::vector<torch::Tensor> flat = {torch::cat(views)};
-      run("broadcast", [&] { return group_->broadcast(flat); });
+      std::vector<torch::Tensor> bytes = {flat[0].view(torch::kUInt8)};
+      run("broadcast", [&] { return group_->broadcast(bytes); });
       volume_.broadcast += ringShare(flat[0]);
       int64_t offset = 0;
       for (torch::Tensor tensor : group) {
@@ -157,11 +159,14 @@ public:
       if (!output.is_contiguous())
         output.copy_(flatOutput.view(output.sizes()));
     } else {
-      // Rank r receives chunk r of every rank's input, then sums them.
+      // Rank r receives chunk r of every rank's input, then sums them. The
+      // all-to-all moves bytes, which Gloo has for every dtype.
       torch::Tensor received = torch::empty_like(flatInput);
+      torch::Tensor receivedBytes = received.view(torch::kUInt8);
+      torch::Tensor inputBytes = flatInput.view(torch::kUInt8);
       std::vector<int64_t> equalSplits;
       run("reduce-scatter (all-to-all)", [&] {
-        return group_->alltoall_base(received, flatInput, equalSplits,
+        return group_->alltoall_base(receivedBytes, inputBytes, equalSplits,
                                      equalSplits);
       });
       output.copy_(received.view({env_.worldSize, -1})
@@ -183,9 +188,10 @@ public:
       run("all-gather",
           [&] { return group_->_allgather_base(flatOutput, flatInput); });
     } else {
+      // As bytes, which Gloo has for every dtype.
       std::vector<std::vector<torch::Tensor>> chunks = {
-          flatOutput.chunk(env_.worldSize)};
-      std::vector<torch::Tensor> inputs = {flatInput};
+          flatOutput.view(torch::kUInt8).chunk(env_.worldSize)};
+      std::vector<torch::Tensor> inputs = {flatInput.view(torch::kUInt8)};
       run("all-gather", [&] { return group_->allgather(chunks, inputs); });
     }
     if (!output.is_contiguous())

@@ -81,7 +81,11 @@ TEST(CommunicatorTest, TwoRanksBroadcastReduceAndAverageGradients) {
         createCommunicator(env, torch::kCPU, std::chrono::seconds(30));
     torch::Tensor weight = torch::full({3}, double(rank + 1)).requires_grad_();
     torch::Tensor counter = torch::full({1}, rank * 10, torch::kLong);
-    communicator->broadcast({weight, counter});
+    // Gloo has no bool or bfloat16 collectives: a causal mask buffer and a
+    // bf16 weight still reach every rank.
+    torch::Tensor mask = torch::full({2, 2}, rank == 0, torch::kBool);
+    torch::Tensor half = torch::full({2}, 0.5 * (rank + 1), torch::kBFloat16);
+    communicator->broadcast({weight, counter, mask, half});
     torch::Tensor sum = torch::tensor({double(rank + 1)});
     communicator->allReduceSum(sum);
     communicator->averageGradients({weight}, /*findUnused=*/false);
@@ -91,6 +95,8 @@ TEST(CommunicatorTest, TwoRanksBroadcastReduceAndAverageGradients) {
     loss.backward();
     communicator->finishBackward();
     communicator->barrier();
+    EXPECT_TRUE(mask.all().item<bool>());
+    EXPECT_TRUE(torch::equal(half, torch::full({2}, 0.5, torch::kBFloat16)));
     return std::make_tuple(weight.detach().clone(), counter.clone(),
                            sum.item<double>(), weight.grad().clone());
   };
@@ -139,6 +145,12 @@ TEST(CommunicatorTest, ReduceScatterAndAllGatherOnThreeRanks) {
     // A non-contiguous destination is filled as a contiguous one would be.
     torch::Tensor gathered = torch::empty({3, 2}).t();
     communicator.allGather(torch::full({2}, float(rank)), gathered);
+    // Gloo has neither for bfloat16; they move bytes and sum here.
+    torch::Tensor halfChunk = torch::empty({4}, torch::kBFloat16);
+    communicator.reduceScatterSum(input.to(torch::kBFloat16), halfChunk);
+    torch::Tensor halfGathered = torch::empty({6}, torch::kBFloat16);
+    communicator.allGather(torch::full({2}, float(rank), torch::kBFloat16),
+                           halfGathered);
     bool refused = false;
     try {
       torch::Tensor wrong = torch::empty({5});
@@ -147,19 +159,24 @@ TEST(CommunicatorTest, ReduceScatterAndAllGatherOnThreeRanks) {
       refused = true;
     }
     return std::make_tuple(chunk, gathered.contiguous(), refused,
-                           communicator.bytesSent());
+                           communicator.bytesSent(), halfChunk, halfGathered);
   });
   torch::Tensor sum = torch::arange(12, torch::kFloat) * 6; // 1 + 2 + 3
   for (int rank = 0; rank < kRanks; ++rank) {
-    auto [chunk, gathered, refused, sent] = results[rank];
+    auto [chunk, gathered, refused, sent, halfChunk, halfGathered] =
+        results[rank];
     EXPECT_TRUE(torch::equal(chunk.reshape({-1}), sum.narrow(0, 4 * rank, 4)))
         << "rank " << rank << ": " << chunk;
-    EXPECT_TRUE(torch::equal(gathered.reshape({-1}),
-                             torch::tensor({0.f, 0.f, 1.f, 1.f, 2.f, 2.f})));
+    torch::Tensor expected = torch::tensor({0.f, 0.f, 1.f, 1.f, 2.f, 2.f});
+    EXPECT_TRUE(torch::equal(gathered.reshape({-1}), expected));
+    EXPECT_TRUE(
+        torch::equal(halfChunk.to(torch::kFloat), sum.narrow(0, 4 * rank, 4)));
+    EXPECT_TRUE(torch::equal(halfGathered.to(torch::kFloat), expected));
     EXPECT_TRUE(refused);
-    // A ring moves (N-1)/N of the data: of 48 bytes in, of 24 bytes out.
-    EXPECT_EQ(sent.reduceScatter, 32);
-    EXPECT_EQ(sent.allGather, 16);
+    // A ring moves (N-1)/N of the data: of 48 + 24 bytes in, of 24 + 12
+    // bytes out.
+    EXPECT_EQ(sent.reduceScatter, 48);
+    EXPECT_EQ(sent.allGather, 24);
     EXPECT_EQ(sent.allReduce, 0);
   }
 }
