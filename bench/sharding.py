@@ -32,13 +32,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRAIN = os.path.join(ROOT, "build", "bin", "composer-train")
 PYTHON = "/usr/bin/python3"
 GLOBAL_BATCH = 8
+ADAMW = "{name: adamw, lr: 1.0e-3, weight_decay: 0.01}"
 
 RECIPE = """
 model: {model}
 seed: 1
 train_data: {{type: tokens, path: {tokens}, seq_len: 64,
   batch_size: {batch}}}
-optimizer: {{name: adamw, lr: 1.0e-3, weight_decay: 0.01}}
+optimizer: {optimizer}
 algorithms: {{gradient_clipping: {{clipping_type: norm,
   clipping_threshold: 1.0}}}}
 parallelism: {{sharding: {sharding}}}
@@ -49,15 +50,32 @@ callbacks: {{speed_monitor: {{window_size: 5}}, memory_monitor: {{}}}}
 """
 
 
-def run(tmp, model, tokens, sharding, ranks, steps):
+def prepare(tmp):
+    """Exports the model and writes the tokens into `tmp`; returns their
+    paths."""
+    model = os.path.join(tmp, "gpt.pt")
+    subprocess.run([PYTHON, os.path.join(ROOT, "examples", "gpt_decoder.py"),
+                    model, "--layers", "4", "--width", "512", "--heads", "8",
+                    "--context", "64"], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([PYTHON, os.path.join(ROOT, "examples", "text_tokens.py"),
+                    tmp], check=True, stdout=subprocess.DEVNULL)
+    return model, os.path.join(tmp, "fortunes-train.tokens")
+
+
+def run(tmp, model, tokens, sharding, ranks, steps, batch=None,
+        optimizer=ADAMW):
+    """Trains `steps` steps on `ranks` processes at the global batch (or
+    `batch` per rank) with `optimizer` (YAML); returns the last step's
+    metrics, rank 0's peak RSS and the metrics file."""
     jsonl = os.path.join(tmp, f"{sharding}-{ranks}.jsonl")
     if os.path.exists(jsonl):
         os.remove(jsonl)
     recipe = os.path.join(tmp, "recipe.yaml")
     with open(recipe, "w") as f:
         f.write(RECIPE.format(model=model, tokens=tokens,
-                              batch=GLOBAL_BATCH // ranks, sharding=sharding,
-                              steps=steps, jsonl=jsonl))
+                              batch=batch or GLOBAL_BATCH // ranks,
+                              sharding=sharding, steps=steps, jsonl=jsonl,
+                              optimizer=optimizer))
     command = [TRAIN, recipe]
     if ranks > 1:
         command += ["--nproc-per-node", str(ranks)]
@@ -78,14 +96,7 @@ def main():
     args = parser.parse_args()
     mib = 1 << 20
     with tempfile.TemporaryDirectory() as tmp:
-        model = os.path.join(tmp, "gpt.pt")
-        subprocess.run([PYTHON, os.path.join(ROOT, "examples", "gpt_decoder.py"),
-                        model, "--layers", "4", "--width", "512",
-                        "--heads", "8", "--context", "64"], check=True,
-                       stdout=subprocess.DEVNULL)
-        subprocess.run([PYTHON, os.path.join(ROOT, "examples", "text_tokens.py"),
-                        tmp], check=True, stdout=subprocess.DEVNULL)
-        tokens = os.path.join(tmp, "fortunes-train.tokens")
+        model, tokens = prepare(tmp)
         runs = [("none", 1), ("none", 2), ("shard_grad_op", 2), ("none", 4),
                 ("shard_grad_op", 4)]
         rows = []

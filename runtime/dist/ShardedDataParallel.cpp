@@ -35,6 +35,10 @@ const char *getShardingStrategyName(ShardingStrategy strategy) {
 
 namespace {
 
+/// Gradients are reduce-scattered a bucket at a time, as DDP all-reduces
+/// them, so that a step's extra memory stays that of one bucket.
+constexpr int64_t kBucketBytes = 25 << 20;
+
 /// LibTorch's key for a parameter's optimizer state.
 std::string stateKey(const torch::Tensor &parameter) {
   return c10::guts::to_string(parameter.unsafeGetTensorImpl());
@@ -84,22 +88,23 @@ ShardedDataParallel::ShardedDataParallel(
         throw std::invalid_argument("parameter '" + name +
                                     "' is not dense in memory, so it cannot "
                                     "be sharded");
-      auto it = std::find_if(groups.begin(), groups.end(), [&](auto &group) {
+      // The open bucket of this dtype, while the parameter fits in it.
+      auto it = std::find_if(groups.rbegin(), groups.rend(), [&](auto &group) {
         return group.flat.scalar_type() == parameter.scalar_type();
       });
-      if (it == groups.end()) {
-        it = groups.insert(groups.end(), FlatGroup());
-        it->decayed = isDecayed;
-        it->flat = torch::empty({0}, parameter.options());
+      if (it == groups.rend() ||
+          (it->elements() + parameter.numel()) * parameter.element_size() >
+              kBucketBytes) {
+        groups.emplace_back();
+        groups.back().decayed = isDecayed;
+        groups.back().flat = torch::empty({0}, parameter.options());
+        it = groups.rbegin();
       }
-      int64_t offset = it->members.empty() ? 0
-                                           : it->members.back().offset +
-                                                 it->members.back().numel;
-      it->members.push_back({name, parameter, offset, parameter.numel(), 0});
+      it->members.push_back(
+          {name, parameter, it->elements(), parameter.numel(), 0});
     }
     for (FlatGroup &group : groups) {
-      int64_t total = group.members.back().offset + group.members.back().numel;
-      int64_t shard = (total + world - 1) / world;
+      int64_t shard = (group.elements() + world - 1) / world;
       group.flat = torch::zeros({shard * world}, group.flat.options());
       for (Member &member : group.members) {
         torch::Tensor place =

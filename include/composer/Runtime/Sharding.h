@@ -11,9 +11,9 @@
 //                  composer-shard-params pass).
 //
 // ShardedDataParallel implements shard_grad_op as a link of the training
-// step. The trainable parameters become views of flat buffers, one per
-// weight-decay group and dtype, padded to a multiple of the world size, so
-// rank r owns chunk r of each. After backward the local gradients are
+// step. The trainable parameters become views of flat buffers (buckets of
+// up to 25 MB of one weight-decay group and dtype), each padded to a
+// multiple of the world size, so rank r owns chunk r of each. After backward the local gradients are
 // copied into a flat buffer and reduce-scattered; the whole ones are
 // dropped. The optimizer steps fp32 master copies of the owned chunks,
 // which are cast back and all-gathered into the buffers. The optimizer is
@@ -122,6 +122,11 @@ private:
     /// .grad is the averaged gradient's chunk after reduce.
     torch::Tensor master;
     int64_t shardSize() const { return master.numel(); }
+    /// The members' elements, without padding.
+    int64_t elements() const {
+      return members.empty() ? 0
+                             : members.back().offset + members.back().numel;
+    }
     int64_t shardBegin = 0;
   };
 
