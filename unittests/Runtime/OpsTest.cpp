@@ -447,6 +447,78 @@ def blur(x, w):
   EXPECT_TRUE(at::allclose(y, blurReference(x, filter, {2, 2})));
 }
 
+/// A module whose `unit` reads a parameter and draws a dropout mask, called
+/// plainly and through composer::checkpoint.
+torch::jit::Module checkpointedModule() {
+  torch::jit::Module module("__torch__.CheckpointTest");
+  module.register_parameter("weight", torch::randn({6, 6}).requires_grad_(),
+                            false);
+  module.define(R"JIT(
+def unit(self, x: Tensor) -> Tuple[Tensor, Tensor]:
+    h = torch.dropout(torch.tanh(torch.matmul(x, self.weight)), 0.5, True)
+    return h, h * 2.0
+def plain(self, x: Tensor) -> Tensor:
+    a, b = self.unit(x)
+    return a + b
+def checked(self, x: Tensor) -> Tensor:
+    outputs = composer.checkpoint(self, "unit", [x])
+    return outputs[0] + outputs[1]
+def missing(self, x: Tensor) -> Tensor:
+    return composer.checkpoint(self, "absent", [x])[0]
+)JIT",
+                std::make_shared<ComposerOpsResolver>());
+  return module;
+}
+
+TEST(CheckpointOpTest, GradientsEqualThePlainCallWithDropout) {
+  torch::jit::Module module = checkpointedModule();
+  at::Tensor weight = module.attr("weight").toTensor();
+  at::Tensor x = torch::randn({4, 6});
+  auto run = [&](const char *method) {
+    at::Tensor input = x.clone().requires_grad_();
+    torch::manual_seed(7);
+    at::Tensor out = module.run_method(method, input).toTensor();
+    at::Tensor afterForward = torch::rand({3});
+    (out * out).sum().backward();
+    at::Tensor afterBackward = torch::rand({3});
+    at::Tensor weightGrad = weight.grad().clone();
+    weight.mutable_grad().reset();
+    return std::make_tuple(out, input.grad(), weightGrad, afterForward,
+                           afterBackward);
+  };
+  auto [plain, plainInputGrad, plainWeightGrad, plainAfterForward,
+        plainAfterBackward] = run("plain");
+  auto [checked, inputGrad, weightGrad, afterForward, afterBackward] =
+      run("checked");
+  // Dropout was on, and the rerun drew the same mask.
+  EXPECT_GT((plain == 0).sum().item<int64_t>(), 0);
+  EXPECT_TRUE(torch::equal(checked, plain));
+  EXPECT_TRUE(torch::equal(inputGrad, plainInputGrad));
+  EXPECT_TRUE(torch::equal(weightGrad, plainWeightGrad));
+  // Forward draws as the plain call does; the rerun leaves the stream as
+  // it found it.
+  EXPECT_TRUE(torch::equal(afterForward, plainAfterForward));
+  EXPECT_TRUE(torch::equal(afterBackward, plainAfterBackward));
+  // What backward keeps is the op's node with the inputs, not the unit's.
+  ASSERT_TRUE(checked.grad_fn());
+  EXPECT_EQ(checked.grad_fn()->next_edges().size(), 2u);
+  EXPECT_NE(checked.grad_fn()->next_edges()[0].function->name().find(
+                "CheckpointFunction"),
+            std::string::npos);
+}
+
+TEST(CheckpointOpTest, AMissingMethodIsNamed) {
+  torch::jit::Module module = checkpointedModule();
+  try {
+    module.run_method("missing", torch::randn({2, 6}));
+    FAIL() << "no error";
+  } catch (const std::exception &e) {
+    EXPECT_NE(std::string(e.what()).find("has no method 'absent'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(OpsTest, BadInputsAreDiagnosed) {
   at::Tensor x = torch::randn({1, 4, 8, 8});
   EXPECT_THROW(

@@ -11,6 +11,10 @@
 #define COMPOSER_RUNTIME_OPS_H
 
 #include <ATen/ATen.h>
+#include <ATen/core/ivalue.h>
+
+#include <string>
+#include <vector>
 
 namespace composer::ops {
 
@@ -42,6 +46,13 @@ at::Tensor ghostBatchNorm(const at::Tensor &input,
 /// H and W.
 at::Tensor squeezeExcite(const at::Tensor &input, const at::Tensor &fc1,
                          const at::Tensor &fc2);
+
+/// `module.method(*inputs)`'s outputs, keeping only `inputs` for backward,
+/// which reruns the method with forward's random state (activation
+/// checkpointing). `module` is a TorchScript module object.
+std::vector<at::Tensor> checkpoint(const c10::IValue &module,
+                                   const std::string &method,
+                                   at::TensorList inputs);
 
 } // namespace composer::ops
 
