@@ -145,19 +145,26 @@ void ShardedDataParallel::backward(TrainingStep &, const torch::Tensor &loss,
   scaler_.scale(loss).backward();
 }
 
+torch::Tensor
+ShardedDataParallel::takeGradients(FlatGroup &group,
+                                   const torch::TensorOptions &options) {
+  torch::Tensor flat = torch::zeros({group.flat.numel()}, options);
+  for (Member &member : group.members) {
+    torch::Tensor &grad = member.parameter.mutable_grad();
+    if (!grad.defined())
+      continue;
+    placeIn(flat, member.parameter, member.offset).copy_(grad);
+    grad.reset();
+  }
+  return flat;
+}
+
 void ShardedDataParallel::reduce(TrainingStep &, ReduceNext) {
   torch::NoGradGuard noGrad;
   const double world = communicator_.worldSize();
   for (FlatGroup &group : groups_) {
     // A parameter without a gradient on this rank adds zeros, as under DDP.
-    torch::Tensor local = torch::zeros_like(group.flat);
-    for (Member &member : group.members) {
-      torch::Tensor &grad = member.parameter.mutable_grad();
-      if (!grad.defined())
-        continue;
-      placeIn(local, member.parameter, member.offset).copy_(grad);
-      grad.reset();
-    }
+    torch::Tensor local = takeGradients(group, group.flat.options());
     torch::Tensor shard = torch::empty({group.shardSize()}, local.options());
     communicator_.reduceScatterSum(local, shard);
     local = torch::Tensor();
@@ -257,15 +264,7 @@ void ShardedDataParallel::gatherGradients(const std::string &algorithm) {
 void ShardedDataParallel::scatterGradients() {
   torch::NoGradGuard noGrad;
   for (FlatGroup &group : groups_) {
-    torch::Tensor whole =
-        torch::zeros({group.flat.numel()}, group.master.options());
-    for (Member &member : group.members) {
-      torch::Tensor &grad = member.parameter.mutable_grad();
-      if (!grad.defined())
-        continue;
-      placeIn(whole, member.parameter, member.offset).copy_(grad);
-      grad.reset();
-    }
+    torch::Tensor whole = takeGradients(group, group.master.options());
     group.master.mutable_grad() =
         whole.narrow(0, group.shardBegin, group.shardSize()).clone();
   }

@@ -13,11 +13,11 @@
 // ShardedDataParallel implements shard_grad_op as a link of the training
 // step. The trainable parameters become views of flat buffers (buckets of
 // up to 25 MB of one weight-decay group and dtype), each padded to a
-// multiple of the world size, so rank r owns chunk r of each. After backward the local gradients are
-// copied into a flat buffer and reduce-scattered; the whole ones are
-// dropped. The optimizer steps fp32 master copies of the owned chunks,
-// which are cast back and all-gathered into the buffers. The optimizer is
-// elementwise (SGD, AdamW), so the update equals the unsharded one.
+// multiple of the world size, so rank r owns chunk r of each. After backward
+// the local gradients are copied into a flat buffer and reduce-scattered; the
+// whole ones are dropped. The optimizer steps fp32 master copies of the owned
+// chunks, which are cast back and all-gathered into the buffers. The optimizer
+// is elementwise (SGD, AdamW), so the update equals the unsharded one.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COMPOSER_RUNTIME_SHARDING_H
@@ -124,12 +124,15 @@ private:
     int64_t shardSize() const { return master.numel(); }
     /// The members' elements, without padding.
     int64_t elements() const {
-      return members.empty() ? 0
-                             : members.back().offset + members.back().numel;
+      return members.empty() ? 0 : members.back().offset + members.back().numel;
     }
     int64_t shardBegin = 0;
   };
 
+  /// The members' .grad laid out as `group.flat` (zeros where a member has
+  /// none) in a new tensor of `options`; the .grad are dropped.
+  static torch::Tensor takeGradients(FlatGroup &group,
+                                     const torch::TensorOptions &options);
   /// Copies the parameters whose weights changed since the last all-gather
   /// into the master shards.
   void refreshMasters();
