@@ -1,14 +1,17 @@
 //===- Checkpoint.cpp - composer::checkpoint, activation checkpointing ----===//
 //
-// composer::checkpoint(module, method, inputs) is `module.method(*inputs)`
-// that keeps only its inputs for backward: forward runs the method without
-// recording a graph, and backward runs it again, with the random state,
-// autocast and grad modes forward had, and differentiates that run. So a
-// unit's activations live only while its own backward runs, and random ops
-// inside it (dropout, stochastic depth) draw what they drew in forward: the
-// gradients equal those of the plain call. The parameters the method reads
-// get their gradients from the rerun's backward (re-entrant, as
-// torch.utils.checkpoint's), the inputs from the op's.
+// composer::checkpoint(module, method, inputs, preserved) is
+// `module.method(*inputs)` that keeps only its inputs for backward: forward
+// runs the method without recording a graph, and backward runs it again, with
+// the random state, autocast and grad modes forward had, and differentiates
+// that run. So a unit's activations live only while its own backward runs, and
+// random ops inside it (dropout, stochastic depth) draw what they drew in
+// forward: the gradients equal those of the plain call. The parameters the
+// method reads get their gradients from the rerun's backward (re-entrant, as
+// torch.utils.checkpoint's), the inputs from the op's. `preserved` are the
+// buffers the method writes (batch norm's running statistics): the rerun
+// starts from their values before forward and leaves forward's, so a
+// checkpointed unit updates them once, as the plain call does.
 //
 // The compiler's composer-activation-checkpointing pass outlines units into
 // methods and calls them through this op; its aten lowering is the plain
@@ -19,6 +22,8 @@
 #include "composer/Runtime/Ops.h"
 
 #include <ATen/autocast_mode.h>
+
+#include <algorithm>
 #include <torch/script.h>
 #include <torch/torch.h>
 
@@ -125,15 +130,39 @@ struct AutocastState {
   }
 };
 
+/// Copies of `tensors`, not recorded.
+std::vector<at::Tensor> copies(at::TensorList tensors) {
+  at::NoGradGuard noGrad;
+  std::vector<at::Tensor> result;
+  for (const at::Tensor &tensor : tensors)
+    result.push_back(tensor.clone());
+  return result;
+}
+
+void assign(at::TensorList tensors, at::TensorList values) {
+  at::NoGradGuard noGrad;
+  for (size_t i = 0; i < tensors.size(); ++i)
+    tensors[i].copy_(values[i]);
+}
+
 class CheckpointFunction
     : public torch::autograd::Function<CheckpointFunction> {
 public:
+  /// `anchor` is empty, or one leaf that requires grad when no input does:
+  /// the op's outputs must require grad whenever the parameters the method
+  /// reads do, or their gradients would never be computed.
   static variable_list forward(AutogradContext *ctx, c10::IValue module,
-                               std::string method, at::TensorList inputs) {
+                               std::string method, at::TensorList inputs,
+                               at::TensorList preserved,
+                               at::TensorList anchor) {
     std::vector<at::Generator> generators = generatorsFor(inputs);
     ctx->saved_data["rng"] = c10::List<at::Tensor>(states(generators));
     ctx->saved_data["module"] = module;
     ctx->saved_data["method"] = method;
+    ctx->saved_data["preserved"] = c10::List<at::Tensor>(preserved.vec());
+    ctx->saved_data["preserved_before"] =
+        c10::List<at::Tensor>(copies(preserved));
+    ctx->saved_data["anchors"] = static_cast<int64_t>(anchor.size());
     AutocastState::current().save(ctx->saved_data);
     ctx->save_for_backward(inputs.vec());
     // Function::apply runs forward with grad mode off: no graph is kept.
@@ -149,6 +178,12 @@ public:
     std::vector<at::Generator> generators = generatorsFor(inputs);
     std::vector<at::Tensor> now = states(generators);
     restore(generators, ctx->saved_data["rng"].toTensorVector());
+    // The rerun starts from the state forward started from and leaves the
+    // state forward left.
+    std::vector<at::Tensor> preserved =
+        ctx->saved_data["preserved"].toTensorVector();
+    std::vector<at::Tensor> afterForward = copies(preserved);
+    assign(preserved, ctx->saved_data["preserved_before"].toTensorVector());
     variable_list outputs;
     {
       torch::AutoGradMode enable(true);
@@ -167,25 +202,41 @@ public:
       }
     if (!differentiable.empty())
       torch::autograd::backward(differentiable, grads);
-    // None for the module and the method's name, then each input's.
+    // After the rerun's backward, which may read them as the rerun saw them.
+    assign(preserved, afterForward);
+    // None for the module and the method's name, then each input's, then
+    // none for the preserved buffers and the anchor.
     variable_list result = {at::Tensor(), at::Tensor()};
     for (const at::Tensor &input : inputs)
       result.push_back(input.requires_grad() ? input.grad() : at::Tensor());
+    result.resize(result.size() + preserved.size() +
+                  ctx->saved_data["anchors"].toInt());
     return result;
   }
 };
 
 std::vector<at::Tensor> checkpointOp(const c10::IValue &module,
                                      c10::string_view method,
-                                     at::TensorList inputs) {
-  return CheckpointFunction::apply(module, std::string(method), inputs);
+                                     at::TensorList inputs,
+                                     at::TensorList preserved) {
+  // Without a graph to record (evaluation) it is the plain call.
+  if (!at::GradMode::is_enabled())
+    return callMethod(module, std::string(method), inputs);
+  std::vector<at::Tensor> anchor;
+  if (std::none_of(inputs.begin(), inputs.end(), [](const at::Tensor &input) {
+        return input.requires_grad();
+      }))
+    anchor.push_back(at::empty({0}).requires_grad_(true));
+  return CheckpointFunction::apply(module, std::string(method), inputs,
+                                   preserved, at::TensorList(anchor));
 }
 
 void checkpointBoxed(const c10::OperatorHandle &, torch::jit::Stack *stack) {
+  auto preserved = torch::jit::pop(*stack).toTensorVector();
   auto inputs = torch::jit::pop(*stack).toTensorVector();
   std::string method = torch::jit::pop(*stack).toStringRef();
   c10::IValue module = torch::jit::pop(*stack);
-  torch::jit::push(*stack, checkpointOp(module, method, inputs));
+  torch::jit::push(*stack, checkpointOp(module, method, inputs, preserved));
 }
 
 } // namespace
@@ -194,10 +245,11 @@ namespace composer::ops {
 
 std::vector<at::Tensor> checkpoint(const c10::IValue &module,
                                    const std::string &method,
-                                   at::TensorList inputs) {
+                                   at::TensorList inputs,
+                                   at::TensorList preserved) {
   static auto op = c10::Dispatcher::singleton().findSchemaOrThrow(
       "composer::checkpoint", "");
-  torch::jit::Stack stack = {module, method, inputs.vec()};
+  torch::jit::Stack stack = {module, method, inputs.vec(), preserved.vec()};
   op.callBoxed(&stack);
   return stack.back().toTensorVector();
 }
@@ -205,7 +257,8 @@ std::vector<at::Tensor> checkpoint(const c10::IValue &module,
 } // namespace composer::ops
 
 TORCH_LIBRARY_FRAGMENT(composer, m) {
-  m.def("checkpoint(Any module, str method, Tensor[] inputs) -> Tensor[]");
+  m.def("checkpoint(Any module, str method, Tensor[] inputs, "
+        "Tensor[] preserved) -> Tensor[]");
 }
 
 TORCH_LIBRARY_IMPL(composer, CompositeImplicitAutograd, m) {

@@ -453,7 +453,15 @@ torch::jit::Module checkpointedModule() {
   torch::jit::Module module("__torch__.CheckpointTest");
   module.register_parameter("weight", torch::randn({6, 6}).requires_grad_(),
                             false);
+  module.register_buffer("count", torch::zeros({}));
   module.define(R"JIT(
+def stateful(self, x: Tensor) -> Tensor:
+    self.count.add_(1.0)
+    return torch.matmul(x, self.weight) * self.count
+def stateful_plain(self, x: Tensor) -> Tensor:
+    return self.stateful(x)
+def stateful_checked(self, x: Tensor) -> Tensor:
+    return composer.checkpoint(self, "stateful", [x], [self.count])[0]
 def unit(self, x: Tensor) -> Tuple[Tensor, Tensor]:
     h = torch.dropout(torch.tanh(torch.matmul(x, self.weight)), 0.5, True)
     return h, h * 2.0
@@ -461,10 +469,10 @@ def plain(self, x: Tensor) -> Tensor:
     a, b = self.unit(x)
     return a + b
 def checked(self, x: Tensor) -> Tensor:
-    outputs = composer.checkpoint(self, "unit", [x])
+    outputs = composer.checkpoint(self, "unit", [x], [])
     return outputs[0] + outputs[1]
 def missing(self, x: Tensor) -> Tensor:
-    return composer.checkpoint(self, "absent", [x])[0]
+    return composer.checkpoint(self, "absent", [x], [])[0]
 )JIT",
                 std::make_shared<ComposerOpsResolver>());
   return module;
@@ -505,6 +513,50 @@ TEST(CheckpointOpTest, GradientsEqualThePlainCallWithDropout) {
   EXPECT_NE(checked.grad_fn()->next_edges()[0].function->name().find(
                 "CheckpointFunction"),
             std::string::npos);
+}
+
+/// The gradient of `weight` for `method` run on `x` (which may not require
+/// grad), and what the module's count buffer holds afterwards.
+std::pair<at::Tensor, double> weightGradient(torch::jit::Module &module,
+                                             const char *method,
+                                             const at::Tensor &x) {
+  at::Tensor weight = module.attr("weight").toTensor();
+  module.attr("count").toTensor().zero_();
+  at::Tensor out = module.run_method(method, x).toTensor();
+  (out * out).sum().backward();
+  at::Tensor grad = weight.grad().clone();
+  weight.mutable_grad().reset();
+  return {grad, module.attr("count").toTensor().item<double>()};
+}
+
+TEST(CheckpointOpTest, ParametersGetGradientsWhenNoInputNeedsOne) {
+  torch::jit::Module module = checkpointedModule();
+  at::Tensor x = torch::randn({4, 6});
+  auto [plain, plainCount] = weightGradient(module, "stateful_plain", x);
+  auto [checked, count] = weightGradient(module, "stateful_checked", x);
+  ASSERT_TRUE(checked.defined());
+  EXPECT_TRUE(torch::equal(checked, plain));
+}
+
+TEST(CheckpointOpTest, TheRerunStartsFromThePreservedBuffers) {
+  torch::jit::Module module = checkpointedModule();
+  at::Tensor x = torch::randn({4, 6}).requires_grad_();
+  auto [plain, plainCount] = weightGradient(module, "stateful_plain", x);
+  auto [checked, count] = weightGradient(module, "stateful_checked", x);
+  // A rerun that started from forward's count would scale by 2, and leave
+  // 2 behind.
+  EXPECT_EQ(plainCount, 1.0);
+  EXPECT_EQ(count, 1.0);
+  EXPECT_TRUE(torch::equal(checked, plain));
+}
+
+TEST(CheckpointOpTest, WithoutGradModeItIsThePlainCall) {
+  torch::jit::Module module = checkpointedModule();
+  at::NoGradGuard noGrad;
+  at::Tensor out =
+      module.run_method("stateful_checked", torch::randn({4, 6})).toTensor();
+  EXPECT_FALSE(out.grad_fn());
+  EXPECT_EQ(module.attr("count").toTensor().item<double>(), 1.0);
 }
 
 TEST(CheckpointOpTest, AMissingMethodIsNamed) {

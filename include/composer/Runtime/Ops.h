@@ -49,10 +49,13 @@ at::Tensor squeezeExcite(const at::Tensor &input, const at::Tensor &fc1,
 
 /// `module.method(*inputs)`'s outputs, keeping only `inputs` for backward,
 /// which reruns the method with forward's random state (activation
-/// checkpointing). `module` is a TorchScript module object.
+/// checkpointing). `module` is a TorchScript module object; `preserved`
+/// are buffers the method writes, which the rerun starts from their values
+/// before forward and leaves as forward left them.
 std::vector<at::Tensor> checkpoint(const c10::IValue &module,
                                    const std::string &method,
-                                   at::TensorList inputs);
+                                   at::TensorList inputs,
+                                   at::TensorList preserved = {});
 
 } // namespace composer::ops
 
