@@ -75,7 +75,7 @@ def read_method_ops(root):
     ops = []
     # Each op's header: from its def to the `{` that opens its body (trait
     # lists nest brackets: DeclareOpInterfaceMethods<X, ["m"]>).
-    for match in re.finditer(r"^def Composer_(\w+)\s*:\s*Composer_Op<([^{]*)\{",
+    for match in re.finditer(r"^def Composer_(\w+)\s*:\s*Composer_\w+<([^{]*)\{",
                              text, re.MULTILINE):
         if re.search(r"\bMethodOpInterface\b", match.group(2)):
             ops.append(match.group(1))

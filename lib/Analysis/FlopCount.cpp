@@ -91,6 +91,16 @@ void Counter::markGradients(Block &block) {
         markIf(result, needsGradient(init) || needsGradient(next));
       continue;
     }
+    if (isa<RecomputedRegionOp>(op)) {
+      Block &body = op.getRegion(0).front();
+      for (auto [arg, input] : llvm::zip(body.getArguments(), op.getOperands()))
+        markIf(arg, needsGradient(input));
+      markGradients(body);
+      auto yield = cast<YieldOp>(body.getTerminator());
+      for (auto [result, value] : llvm::zip(op.getResults(), yield.getValues()))
+        markIf(result, needsGradient(value));
+      continue;
+    }
     if (auto ifOp = dyn_cast<IfOp>(op)) {
       markGradients(ifOp.getThenRegion().front());
       markGradients(ifOp.getElseRegion().front());
@@ -171,6 +181,17 @@ void Counter::countOp(Operation *op, double weight, FlopCounts &counts) {
     counts.attention += body.attention;
     counts.uncounted.append(body.uncounted);
     counts.unknownTripCounts.append(body.unknownTripCounts);
+    return;
+  }
+  if (isa<RecomputedRegionOp>(op)) {
+    // Backward runs the unit's forward again.
+    FlopCounts unit;
+    count(op->getRegion(0).front(), weight, unit);
+    counts.forward += unit.forward;
+    counts.backward += unit.backward + unit.forward;
+    counts.attention += unit.attention;
+    counts.uncounted.append(unit.uncounted);
+    counts.unknownTripCounts.append(unit.unknownTripCounts);
     return;
   }
   auto costly = dyn_cast<FlopCountOpInterface>(op);

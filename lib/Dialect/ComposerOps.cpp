@@ -259,6 +259,23 @@ LogicalResult LoopOp::verify() {
   return verifyYield(*this, getBody(), yieldTypes, "body");
 }
 
+/// composer.checkpoint and its runtime form: the region takes the inputs
+/// and yields the results.
+template <typename CheckpointLike>
+static LogicalResult verifyCheckpoint(CheckpointLike op) {
+  if (op.getUnit().empty())
+    return op.emitOpError("needs a unit name");
+  if (!allCompatible(op.getInputs().getTypes(),
+                     op.getBody().front().getArgumentTypes()))
+    return op.emitOpError("region must take the inputs (")
+           << op.getInputs().getTypes() << ")";
+  return verifyYield(op, op.getBody(), op.getResultTypes(), "region");
+}
+
+LogicalResult CheckpointOp::verify() { return verifyCheckpoint(*this); }
+
+LogicalResult CheckpointCallOp::verify() { return verifyCheckpoint(*this); }
+
 //===----------------------------------------------------------------------===//
 // Typed operators
 //===----------------------------------------------------------------------===//

@@ -4,7 +4,9 @@
 // chains on `self`, typed ops become their schema's node with constants for
 // the arguments they keep as attributes, generic ops their original node
 // (composer:: runtime operators load libComposerRuntime for their schemas).
-// The graph replaces the model's forward; everything else stays.
+// The graph replaces the model's forward; everything else stays. A
+// checkpointed unit becomes a method of its own, which forward calls
+// through composer::checkpoint.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +27,8 @@ namespace jit = torch::jit;
 
 namespace {
 
+LogicalResult requireRuntimeOperator(StringRef kind, Location loc);
+
 class Exporter {
 public:
   explicit Exporter(jit::Module &model)
@@ -32,9 +36,13 @@ public:
         graph(std::make_shared<jit::Graph>()) {}
 
   LogicalResult run(func::FuncOp forward);
+  /// Exports a checkpointed unit's region as a method's graph: `self`, the
+  /// region's arguments, and what it yields (a tuple for several).
+  LogicalResult runUnit(Block &body);
   std::shared_ptr<jit::Graph> getGraph() const { return graph; }
 
 private:
+  LogicalResult exportCheckpointCall(CheckpointCallOp call);
   LogicalResult exportBlock(Block &block);
   LogicalResult exportOp(Operation *op);
   LogicalResult exportTyped(Operation *op, TorchSchemaOp schemaOp);
@@ -71,6 +79,80 @@ LogicalResult Exporter::run(func::FuncOp forward) {
     values[arg] = input;
   }
   return exportBlock(forward.getBody().front());
+}
+
+LogicalResult Exporter::runUnit(Block &body) {
+  modulePaths[""] = graph->addInput("self")->setType(model.type());
+  std::string error;
+  for (BlockArgument arg : body.getArguments()) {
+    c10::TypePtr type = exportType(arg.getType(), cu, error);
+    if (!type)
+      return emitError(arg.getLoc(), "unit argument #")
+             << arg.getArgNumber() << ": " << error;
+    values[arg] = graph->addInput()->setType(type);
+  }
+  if (failed(exportBlock(body)))
+    return failure();
+  if (graph->outputs().size() > 1) {
+    std::vector<jit::Value *> outputs(graph->outputs().begin(),
+                                      graph->outputs().end());
+    while (!graph->outputs().empty())
+      graph->eraseOutput(0);
+    graph->registerOutput(
+        graph->insertNode(graph->createTuple(outputs))->output());
+  }
+  return success();
+}
+
+/// A method name no method of `type` has: `base`, or `base_<n>`.
+static std::string uniqueMethodName(const c10::ClassType &type,
+                                    const std::string &base) {
+  std::string name = base;
+  for (int suffix = 1; type.findMethod(name); ++suffix)
+    name = base + "_" + std::to_string(suffix);
+  return name;
+}
+
+/// The unit becomes a method, `checkpointed_<unit>`, called through
+/// composer::checkpoint(self, name, inputs, preserved).
+LogicalResult Exporter::exportCheckpointCall(CheckpointCallOp call) {
+  Location loc = call.getLoc();
+  if (failed(requireRuntimeOperator("composer::checkpoint", loc)))
+    return failure();
+  FailureOr<std::vector<jit::Value *>> inputs = lookup(call.getInputs());
+  FailureOr<std::vector<jit::Value *>> preserved = lookup(call.getPreserved());
+  if (failed(inputs) || failed(preserved))
+    return failure();
+  Exporter unit(model);
+  if (failed(unit.runUnit(call.getBody().front())))
+    return failure();
+  std::string base = "checkpointed_" + call.getUnit().str();
+  for (char &c : base)
+    if (!llvm::isAlnum(c))
+      c = '_';
+  c10::ClassTypePtr type = model.type();
+  std::string method = uniqueMethodName(*type, base);
+  type->addMethod(cu.create_function(c10::QualifiedName(*type->name(), method),
+                                     unit.getGraph()));
+
+  auto tensorList = c10::ListType::ofTensors();
+  jit::Value *inputList =
+      graph->insertNode(graph->createList(c10::TensorType::get(), *inputs))
+          ->output();
+  jit::Value *preservedList =
+      graph->insertNode(graph->createList(c10::TensorType::get(), *preserved))
+          ->output();
+  jit::Node *node = graph->insertNode(
+      graph->create(jit::Symbol::fromQualString("composer::checkpoint"),
+                    {modulePaths[""], graph->insertConstant(method), inputList,
+                     preservedList}));
+  node->output()->setType(tensorList);
+  jit::Node *unpack = graph->insertNode(
+      graph->createListUnpack(node->output(), call.getNumResults()));
+  if (failed(setResultTypes(call, unpack)))
+    return failure();
+  bind(call, unpack);
+  return success();
 }
 
 FailureOr<std::vector<jit::Value *>> Exporter::lookup(ValueRange range) {
@@ -369,6 +451,8 @@ LogicalResult Exporter::exportOp(Operation *op) {
         bind(op, node);
         return success();
       })
+      .Case<CheckpointCallOp>(
+          [&](CheckpointCallOp call) { return exportCheckpointCall(call); })
       .Case<IfOp>([&](IfOp ifOp) -> LogicalResult {
         FailureOr<std::vector<jit::Value *>> condition =
             lookup(ifOp.getCondition());

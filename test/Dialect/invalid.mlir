@@ -507,7 +507,7 @@ func.func @if_empty_block(%c: !composer.bool) {
 // -----
 
 func.func @yield_outside(%c: !composer.bool) {
-  // expected-error@+1 {{'composer.yield' op expects parent op to be one of 'composer.if, composer.loop'}}
+  // expected-error@+1 {{'composer.yield' op expects parent op to be one of 'composer.if, composer.loop, composer.checkpoint, composer.checkpoint_call'}}
   composer.yield
 }
 

@@ -37,6 +37,16 @@ def MethodOpInterface : OpInterface<"MethodOp"> {
   }];
 }
 
+def RecomputedRegionOpInterface : OpInterface<"RecomputedRegionOp"> {
+  let cppNamespace = "::composer";
+  let description = [{
+    An op whose one region is a unit of the model that backward computes
+    again (activation checkpointing): the region takes the op's leading
+    operands and yields its results. Analyses look through it, and a FLOP
+    count adds the region's forward to backward.
+  }];
+}
+
 def ConvolutionOpInterface : OpInterface<"ConvolutionLike"> {
   let cppNamespace = "::composer";
   let description = [{

@@ -154,8 +154,9 @@ def Composer_GenericOp : Composer_Op<"op", [Composer_OwnFlopCost,
 //===----------------------------------------------------------------------===//
 
 def Composer_YieldOp : Composer_Op<"yield", [Pure, Terminator,
-    ParentOneOf<["IfOp", "LoopOp"]>, ReturnLike]> {
-  let summary = "ends a region of composer.if or composer.loop";
+    ParentOneOf<["IfOp", "LoopOp", "CheckpointOp", "CheckpointCallOp"]>,
+    ReturnLike]> {
+  let summary = "ends a region of composer.if, composer.loop or a checkpoint";
   let arguments = (ins Variadic<AnyType>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
@@ -188,6 +189,56 @@ def Composer_LoopOp : Composer_Op<"loop", [RecursiveMemoryEffects]> {
     (`->` `(` type($results)^ `)`)? $body attr-dict
   }];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Activation checkpointing.
+//===----------------------------------------------------------------------===//
+
+// A unit of the model whose activations are recomputed in backward rather
+// than kept. The region is the unit's ops, isolated from above: its
+// arguments are the tensors it takes, and it reads the model's state by
+// symbol, so it is a method of the model as it stands.
+class Composer_CheckpointOpBase<string mnemonic, list<Trait> traits = []>
+    : Composer_Op<mnemonic, !listconcat(traits, [
+        IsolatedFromAbove, SingleBlock, RecursiveMemoryEffects,
+        AttrSizedOperandSegments, RecomputedRegionOpInterface])> {
+  let arguments = (ins StrAttr:$unit, Variadic<Composer_AnyTensor>:$inputs,
+                       Variadic<Composer_AnyTensor>:$preserved);
+  let results = (outs Variadic<Composer_AnyTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $unit `(` $inputs `)` (`preserve` `(` $preserved^ `)`)? attr-dict `:`
+    functional-type($inputs, $results) (`,` type($preserved)^)? $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Composer_CheckpointOp
+    : Composer_CheckpointOpBase<"checkpoint", [MethodOpInterface]> {
+  let summary = "a unit whose activations are recomputed in backward";
+  let description = [{
+    Computes its region on `inputs` (the region's arguments) and returns
+    what the region yields; in training, only `inputs` are kept for
+    backward, which runs the region again with the random state and autocast
+    modes forward had, so its draws and gradients are forward's. `unit` is
+    the module path the unit was (`h.3`, `layer2.1`). `preserved` are the
+    buffers the region writes (batch norm's running statistics, gyro
+    dropout's step): backward reruns it on their values from before forward,
+    then puts back those forward left, so the rerun writes nothing. Lowers
+    to the runtime's composer::checkpoint (composer.checkpoint_call) or to
+    aten as the plain computation. Numerics: exact.
+  }];
+}
+
+def Composer_CheckpointCallOp : Composer_CheckpointOpBase<"checkpoint_call"> {
+  let summary = "composer.checkpoint lowered to the runtime's operator";
+  let description = [{
+    Exported as a method of the model, `checkpointed_<unit>` (dots become
+    underscores), whose graph is the region, and a call
+    `composer::checkpoint(self, "<method>", inputs, preserved)` whose
+    results are the op's (docs/runtime-ops.md).
+  }];
 }
 
 //===----------------------------------------------------------------------===//

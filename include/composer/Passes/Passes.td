@@ -292,6 +292,45 @@ def ALiBi : MethodPass<"composer-alibi"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
+def ActivationCheckpointing : MethodPass<"composer-activation-checkpointing"> {
+  let summary = "Activation checkpointing: recompute units' activations in backward";
+  let description = [{
+    Puts units of the model in composer.checkpoint ops, which keep only a
+    unit's inputs for backward and recompute its activations there
+    (Chen et al. 2016). A unit is a module's forward, found from the ops'
+    module paths: with `units=blocks` the modules that hold the residual
+    blocks found in the graph (as stochastic depth finds them: a transformer
+    layer, a ResNet block; the add's module, or the branch's when the add is
+    in the root), otherwise the modules whose paths match one of the
+    comma-separated glob patterns (`h.*`, `layer[34].*`), the outermost
+    where they nest. `every=k` checkpoints units 0, k, 2k, ... in forward
+    order. `memory-budget-mb` > 0 picks instead (`auto`): the estimated
+    activations (every tensor an op computes, from the refined shapes; run
+    composer-refine-types with input specs first) less, for each unit
+    checkpointed, its own activations but its inputs, the largest savings
+    first, until the estimate fits the budget or every unit is checkpointed.
+    A unit's ops must be contiguous in forward (constants and state reads
+    of others may interleave), take tensors and constants or module
+    attributes from outside, and give tensors back; others are skipped with
+    the reason. The buffers a unit writes (batch norm's running statistics)
+    are preserved: the recomputation neither sees nor repeats the update.
+    Random ops replay forward's draws. Run it after the other method
+    passes: they look into the units' regions, but lowering changes them.
+    composer-lower-to-runtime makes each unit a method called through
+    composer::checkpoint; composer-lower-to-aten computes it in place, as
+    the unchecked model (no memory is saved). Numerics: exact.
+  }];
+  let options = [
+    Option<"units", "units", "std::string", "\"blocks\"",
+           "blocks, or comma-separated glob patterns of module paths">,
+    Option<"every", "every", "int64_t", "1",
+           "Checkpoint every k-th unit, from the first">,
+    Option<"memoryBudgetMb", "memory-budget-mb", "double", "0.0",
+           "Estimated activation MiB to fit (auto); 0: use `every`">,
+  ];
+  let dependentDialects = ["::composer::ComposerDialect"];
+}
+
 def StochasticDepth : MethodPass<"composer-stochastic-depth"> {
   let summary = "Stochastic depth: drop residual branches at random in training";
   let description = [{
