@@ -7,14 +7,16 @@ Run from the repository root after building:
     /usr/bin/python3 bench/activation_checkpointing.py [--repeat R]
 
 Model: examples/gpt_decoder.py, 6 layers of width 256, 4 heads, context 256,
-dropout 0.1, batch 8 sequences of random tokens; one thread (OMP 1). Each
+dropout 0.1, batch 8 sequences of random tokens; one thread (OMP 1) and
+composer-train's allocator settings (glibc's mmap threshold at 32 MiB, no
+trimming). Each
 variant runs in a fresh process (interleaved, `--repeat` times): forward,
 backward and an SGD update per step, 3 warm-up steps and `--steps` timed.
-  saved MiB   what autograd keeps for backward during one forward: the
-              tensors packed by saved_tensors_hooks, each storage once,
-              parameters excluded (they are state, not activations);
+  saved MiB   what autograd keeps from forward for backward: the tensors
+              packed by saved_tensors_hooks during forward, each storage
+              once, parameters excluded (they are state, not activations);
   peak MiB    the process's high-water RSS above its RSS after loading the
-              model and one step (so state, gradients and code are out);
+              model (so it includes the gradients, 19 MiB);
   ms/step     median step time.
 Ratios are against the unchecked model in the same run.
 """
@@ -58,8 +60,12 @@ def measure(model_path, steps):
     tokens = torch.randint(0, VOCAB, (BATCH, CONTEXT + 1), generator=generator)
     x, y = tokens[:, :-1], tokens[:, 1:]
 
-    def step():
-        logits = model(x)
+    def step(hooks=None):
+        if hooks:
+            with torch.autograd.graph.saved_tensors_hooks(*hooks):
+                logits = model(x)
+        else:
+            logits = model(x)
         loss = torch.nn.functional.cross_entropy(
             logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
         loss.backward()
@@ -68,20 +74,19 @@ def measure(model_path, steps):
                 p.sub_(1e-3 * p.grad)
                 p.grad = None
 
-    step()
     rest = rss_mib()
+    step()
     saved = {}
 
     def pack(tensor):
-        ptr = tensor.untyped_storage().data_ptr() if hasattr(
-            tensor, "untyped_storage") else tensor.storage().data_ptr()
-        if ptr not in param_storages:
-            saved[ptr] = max(saved.get(ptr, 0),
-                             tensor.storage().nbytes())
+        storage = tensor.storage()
+        if storage.data_ptr() not in param_storages:
+            saved[storage.data_ptr()] = storage.nbytes()
         return tensor
 
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        step()
+    # Packed during forward only: the recomputation in backward keeps one
+    # unit's activations at a time, which the peak shows.
+    step((pack, lambda t: t))
     for _ in range(2):
         step()
     times = []
@@ -123,7 +128,13 @@ def main():
     if args.measure:
         measure(args.measure, args.steps)
         return
-    env = dict(os.environ, OMP_NUM_THREADS="1")
+    # composer-train's allocator settings (runtime/ProcessSettings.cpp), so
+    # that neither variant pays for returning memory to the system and
+    # faulting it back in each step.
+    env = dict(os.environ, OMP_NUM_THREADS="1",
+               MALLOC_MMAP_THRESHOLD_=str(32 << 20),
+               MALLOC_TRIM_THRESHOLD_=str(1 << 30),
+               MALLOC_TOP_PAD_=str(64 << 20))
     results = {name: [] for name, _ in VARIANTS}
     with tempfile.TemporaryDirectory() as tmp:
         models = export(tmp)

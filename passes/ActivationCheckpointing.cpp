@@ -483,9 +483,20 @@ struct ActivationCheckpointingPass
       return !unit.keptBytes || !unit.checkpointedBytes;
     });
     if (!total || unknown != found.end()) {
-      forward.emitError("composer-activation-checkpointing: "
-                        "memory-budget-mb needs every size known; run "
-                        "composer-refine-types with input specs first");
+      // Said at the first result whose size is unknown.
+      Location where = forward.getLoc();
+      forward.walk([&](Operation *op) {
+        if (isRead(op) || llvm::all_of(op->getResultTypes(), [](Type type) {
+              return !isa<TorchTensorType>(type) || tensorBytes(type);
+            }))
+          return WalkResult::advance();
+        where = op->getLoc();
+        return WalkResult::interrupt();
+      });
+      emitError(where, "composer-activation-checkpointing: "
+                       "memory-budget-mb needs every size known, and this "
+                       "result's is not; refine the types from input specs "
+                       "first (composer-opt --input-spec)");
       return failure();
     }
     SmallVector<size_t> order(found.size());
@@ -513,9 +524,9 @@ struct ActivationCheckpointingPass
                           " with " + std::to_string(count) +
                           " units checkpointed, budget " + formatBytes(budget);
     if (estimate > budget)
-      forward.emitWarning(message + ": the budget cannot be met");
+      emitWarning(forward.getLoc(), message + ": the budget cannot be met");
     else
-      forward.emitRemark(message);
+      emitRemark(forward.getLoc(), message);
     return success();
   }
 };

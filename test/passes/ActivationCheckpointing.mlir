@@ -172,7 +172,7 @@ module @norm {
 // CHECK-NEXT: composer.yield %[[OUT]]
 // CHECK: return %[[R]]
 // REPORT: remark: composer-activation-checkpointing: 1 units checkpointed, 0 skipped
-// BUDGET-REPORT: error: composer-activation-checkpointing: memory-budget-mb needs every size known; run composer-refine-types with input specs first
+// BUDGET-REPORT: error: loc("l0.conv"): composer-activation-checkpointing: memory-budget-mb needs every size known, and this result's is not; refine the types from input specs first (composer-opt --input-spec)
 // RUNTIME-LABEL: module @norm
 // RUNTIME: composer.checkpoint_call "l0"(%arg0) preserve(
 // The preserved reads go with the call: each buffer is read once.
