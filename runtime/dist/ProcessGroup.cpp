@@ -188,11 +188,21 @@ public:
       run("all-gather",
           [&] { return group_->_allgather_base(flatOutput, flatInput); });
     } else {
-      // As bytes, which Gloo has for every dtype.
-      std::vector<std::vector<torch::Tensor>> chunks = {
-          flatOutput.view(torch::kUInt8).chunk(env_.worldSize)};
-      std::vector<torch::Tensor> inputs = {flatInput.view(torch::kUInt8)};
-      run("all-gather", [&] { return group_->allgather(chunks, inputs); });
+      // One broadcast per rank, of its chunk, in place. Gloo's all-gather
+      // would gather into a buffer it allocates on its worker thread each
+      // call, and the freed buffers stay in that thread's malloc arena: a
+      // step's all-gathers grew each rank's memory by their size. As bytes,
+      // which Gloo has for every dtype.
+      flatOutput.chunk(env_.worldSize)[env_.rank].copy_(flatInput);
+      std::vector<torch::Tensor> chunks =
+          flatOutput.view(torch::kUInt8).chunk(env_.worldSize);
+      for (int root = 0; root < env_.worldSize; ++root) {
+        std::vector<torch::Tensor> chunk = {chunks[root]};
+        c10d::BroadcastOptions options;
+        options.rootRank = root;
+        run("all-gather (broadcasts)",
+            [&] { return group_->broadcast(chunk, options); });
+      }
     }
     if (!output.is_contiguous())
       output.copy_(flatOutput.view(output.sizes()));
