@@ -276,6 +276,15 @@ LogicalResult CheckpointOp::verify() { return verifyCheckpoint(*this); }
 
 LogicalResult CheckpointCallOp::verify() { return verifyCheckpoint(*this); }
 
+LogicalResult GatherUnitOp::verify() {
+  if (getParams().empty())
+    return emitOpError("needs parameters to gather");
+  if (!allCompatible(getParams().getTypes(), getResultTypes()))
+    return emitOpError("results must have the parameters' types (")
+           << getParams().getTypes() << ")";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Typed operators
 //===----------------------------------------------------------------------===//

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "composer/Runtime/Ops.h"
+#include "composer/Runtime/UnitGatherer.h"
 
 #include "../../runtime/ops/Kernels.h"
 
@@ -569,6 +570,99 @@ TEST(CheckpointOpTest, AMissingMethodIsNamed) {
               std::string::npos)
         << e.what();
   }
+}
+
+/// Holds unit "w" whole, as a one-rank full_shard would, and counts what
+/// the op asks of it.
+class WholeUnitGatherer final : public composer::runtime::UnitGatherer {
+public:
+  explicit WholeUnitGatherer(at::Tensor whole) : whole(std::move(whole)) {}
+
+  bool shards(const std::string &unit) const override { return unit == "w"; }
+  std::vector<at::Tensor> gather(const std::string &, const std::string &,
+                                 at::TensorList params) override {
+    EXPECT_EQ(params.size(), 1u);
+    ++gathers;
+    return {whole.clone()};
+  }
+  void reduceGradients(const std::string &, at::TensorList grads) override {
+    ++reductions;
+    reduced = reduced.defined() ? reduced + grads[0] : grads[0].clone();
+  }
+
+  at::Tensor whole, reduced;
+  int gathers = 0, reductions = 0;
+};
+
+/// Installs a gatherer for one scope.
+struct InstalledGatherer {
+  explicit InstalledGatherer(composer::runtime::UnitGatherer *gatherer)
+      : previous(composer::runtime::setUnitGatherer(gatherer)) {}
+  ~InstalledGatherer() { composer::runtime::setUnitGatherer(previous); }
+  composer::runtime::UnitGatherer *previous;
+};
+
+/// A unit that gathers its weight, as composer-shard-params rewrites one.
+torch::jit::Module gatheringModule(at::Tensor weight) {
+  torch::jit::Module module("__torch__.GatherUnitTest");
+  module.register_parameter("weight", weight.requires_grad_(), false);
+  module.define(R"JIT(
+def unit(self, x: Tensor) -> Tensor:
+    w = composer.gather_unit("w", "", [self.weight])[0]
+    return torch.dropout(torch.tanh(torch.matmul(x, w)), 0.5, True)
+def plain(self, x: Tensor) -> Tensor:
+    return self.unit(x)
+def checked(self, x: Tensor) -> Tensor:
+    return composer.checkpoint(self, "unit", [x], [])[0]
+)JIT",
+                std::make_shared<ComposerOpsResolver>());
+  return module;
+}
+
+TEST(GatherUnitOpTest, WithoutAGathererItIsTheIdentity) {
+  at::Tensor weight = torch::randn({6, 6}).requires_grad_();
+  std::vector<at::Tensor> out = gatherUnit("w", "", {weight});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].is_same(weight));
+}
+
+TEST(GatherUnitOpTest, GathersInForwardAndTheRerunAndReducesOnce) {
+  at::Tensor whole = torch::randn({6, 6});
+  at::Tensor x = torch::randn({4, 6});
+  // The unsharded model: the op passes the weight through.
+  torch::jit::Module reference = gatheringModule(whole.clone());
+  torch::manual_seed(3);
+  at::Tensor expected = reference.run_method("plain", x).toTensor();
+  (expected * expected).sum().backward();
+  at::Tensor expectedGrad = reference.attr("weight").toTensor().grad();
+  ASSERT_TRUE(expectedGrad.defined());
+
+  for (const char *method : {"plain", "checked"}) {
+    SCOPED_TRACE(method);
+    // Sharded: the module holds a placeholder, which gets no gradient.
+    torch::jit::Module sharded = gatheringModule(torch::empty({0}));
+    WholeUnitGatherer gatherer(whole);
+    InstalledGatherer installed(&gatherer);
+    torch::manual_seed(3);
+    at::Tensor out = sharded.run_method(method, x).toTensor();
+    (out * out).sum().backward();
+    EXPECT_TRUE(torch::equal(out, expected));
+    // Checkpointed, backward's rerun gathers again.
+    EXPECT_EQ(gatherer.gathers, std::string(method) == "checked" ? 2 : 1);
+    EXPECT_EQ(gatherer.reductions, 1);
+    ASSERT_TRUE(gatherer.reduced.defined());
+    EXPECT_TRUE(torch::equal(gatherer.reduced, expectedGrad));
+    EXPECT_FALSE(sharded.attr("weight").toTensor().grad().defined());
+  }
+}
+
+TEST(GatherUnitOpTest, AUnitTheGathererDoesNotShardPassesThrough) {
+  WholeUnitGatherer gatherer(torch::randn({6, 6}));
+  InstalledGatherer installed(&gatherer);
+  at::Tensor weight = torch::randn({6, 6}).requires_grad_();
+  std::vector<at::Tensor> out = gatherUnit("other", "", {weight});
+  EXPECT_TRUE(out[0].is_same(weight));
+  EXPECT_EQ(gatherer.gathers, 0);
 }
 
 TEST(OpsTest, BadInputsAreDiagnosed) {

@@ -242,6 +242,32 @@ def Composer_CheckpointCallOp : Composer_CheckpointOpBase<"checkpoint_call"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Parameter sharding (ZeRO-3).
+//===----------------------------------------------------------------------===//
+
+def Composer_GatherUnitOp : Composer_Op<"gather_unit", [
+    MethodOpInterface, MemoryEffects<[MemRead]>]> {
+  let summary = "a unit's parameters, whole, where they live sharded";
+  let description = [{
+    Returns `params`, the reads of the parameters of module `unit` (`h.3`;
+    empty for the root: the parameters outside every unit). Under
+    full_shard, where each rank holds one shard of the unit's flattened
+    parameters, the runtime's composer::gather_unit all-gathers them
+    instead, and its backward reduce-scatters their gradients into the
+    shard; `prefetch` names the unit whose gather it starts next. Anywhere
+    else (one rank, or lowered to aten) it is the identity. Numerics: exact.
+  }];
+  let arguments = (ins StrAttr:$unit, OptionalAttr<StrAttr>:$prefetch,
+                       Variadic<Composer_AnyTensor>:$params);
+  let results = (outs Variadic<Composer_AnyTensor>:$results);
+  let assemblyFormat = [{
+    $unit `(` $params `)` (`prefetch` $prefetch^)? attr-dict `:`
+    functional-type($params, $results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Typed TorchScript operators.
 //===----------------------------------------------------------------------===//
 

@@ -331,6 +331,36 @@ def ActivationCheckpointing : MethodPass<"composer-activation-checkpointing"> {
   let dependentDialects = ["::composer::ComposerDialect"];
 }
 
+def ShardParams : MethodPass<"composer-shard-params"> {
+  let summary = "ZeRO-3: gather each unit's parameters where it starts";
+  let description = [{
+    Groups the model's parameters into units, as SimpleFSDP does in a
+    compiler: the modules `units` chooses (as composer-activation-checkpointing
+    chooses them: `blocks`, or glob patterns of module paths), and the
+    units already checkpointed; the parameters outside every unit form the
+    root unit. Each unit is put in a composer.checkpoint, so that the whole
+    weights it gathers live only while it runs: backward recomputes it and
+    gathers them again. In each unit's region, and at the start of forward
+    for the root, the reads of the unit's parameters become the results of
+    one composer.gather_unit, which under composer-train's full_shard
+    all-gathers the unit's flat shard and reduce-scatters the gradients in
+    backward. With `prefetch`, each gather names the unit forward gathers
+    next, so the runtime starts that gather early. A unit that cannot be
+    outlined (see composer-activation-checkpointing) is skipped with the
+    reason and its parameters join the root's. A parameter read by two
+    units (tied weights across units) is an error: each parameter belongs
+    to one unit's shard. Run it last among the method passes. Lowered to
+    aten, or run on one rank, every gather is the identity. Numerics: exact.
+  }];
+  let options = [
+    Option<"units", "units", "std::string", "\"blocks\"",
+           "blocks, or comma-separated glob patterns of module paths">,
+    Option<"prefetch", "prefetch", "bool", "true",
+           "Name in each gather the unit gathered next in forward">,
+  ];
+  let dependentDialects = ["::composer::ComposerDialect"];
+}
+
 def StochasticDepth : MethodPass<"composer-stochastic-depth"> {
   let summary = "Stochastic depth: drop residual branches at random in training";
   let description = [{

@@ -57,6 +57,14 @@ std::vector<at::Tensor> checkpoint(const c10::IValue &module,
                                    at::TensorList inputs,
                                    at::TensorList preserved = {});
 
+/// The parameters of module `unit` whole: under full_shard, gathered by
+/// the installed UnitGatherer (composer/Runtime/UnitGatherer.h), whose
+/// reduceGradients backward calls; otherwise `params` themselves.
+/// `prefetch` names the unit forward gathers next, "" for none.
+std::vector<at::Tensor> gatherUnit(const std::string &unit,
+                                   const std::string &prefetch,
+                                   at::TensorList params);
+
 } // namespace composer::ops
 
 #endif // COMPOSER_RUNTIME_OPS_H
