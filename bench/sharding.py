@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Sharded data parallelism on this machine: what each rank holds, its peak
 memory, the step time and the bytes it sends per step, for DDP
-(`parallelism.sharding: none`) and ZeRO-2 (`shard_grad_op`) on CPU ranks.
+(`parallelism.sharding: none`), ZeRO-2 (`shard_grad_op`) and ZeRO-3
+(`full_shard`, on the model through composer-shard-params) on CPU ranks.
 
 Run from the repository root after building:
     /usr/bin/python3 bench/sharding.py [--steps N] [--repeat R]
@@ -14,6 +15,8 @@ of 8 sequences, one thread per rank. Memory figures are rank 0's:
             master shards included) the runtime holds after a step, by its
             own accounting (memory/*_bytes);
   peak RSS  the process's high-water mark (memory_monitor).
+ZeRO-3's goal: at most 1/N of one process's state, plus two units (the two
+largest layers' parameters, the most it holds gathered at once).
 Step times are medians over `--repeat` runs of the steps after a warm-up; 4
 ranks on 2 cores are oversubscribed, so their times are not comparable and
 are left out. Bytes are what rank 0 sent in a step, as ring algorithms move
@@ -30,6 +33,7 @@ from train_metrics import seconds_per_step
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRAIN = os.path.join(ROOT, "build", "bin", "composer-train")
+OPT = os.path.join(ROOT, "build", "bin", "composer-opt")
 PYTHON = "/usr/bin/python3"
 GLOBAL_BATCH = 8
 ADAMW = "{name: adamw, lr: 1.0e-3, weight_decay: 0.01}"
@@ -59,7 +63,22 @@ def prepare(tmp):
                     "--context", "64"], check=True, stdout=subprocess.DEVNULL)
     subprocess.run([PYTHON, os.path.join(ROOT, "examples", "text_tokens.py"),
                     tmp], check=True, stdout=subprocess.DEVNULL)
-    return model, os.path.join(tmp, "fortunes-train.tokens")
+    sharded = os.path.join(tmp, "gpt-sharded.pt")
+    subprocess.run([OPT, model, "--composer-shard-params", "--lower-to=runtime",
+                    "-o", sharded], check=True, stderr=subprocess.DEVNULL)
+    return model, sharded, os.path.join(tmp, "fortunes-train.tokens")
+
+
+def two_largest_layers(model):
+    """The bytes of the decoder's two largest layers' parameters."""
+    import torch
+    layers = {}
+    for name, tensor in torch.jit.load(model).named_parameters():
+        if name.startswith("blocks."):
+            layer = ".".join(name.split(".")[:2])
+            layers[layer] = layers.get(layer, 0) + \
+                tensor.numel() * tensor.element_size()
+    return sum(sorted(layers.values())[-2:])
 
 
 def run(tmp, model, tokens, sharding, ranks, steps, batch=None,
@@ -96,14 +115,17 @@ def main():
     args = parser.parse_args()
     mib = 1 << 20
     with tempfile.TemporaryDirectory() as tmp:
-        model, tokens = prepare(tmp)
-        runs = [("none", 1), ("none", 2), ("shard_grad_op", 2), ("none", 4),
-                ("shard_grad_op", 4)]
+        model, sharded, tokens = prepare(tmp)
+        two_units = two_largest_layers(model)
+        runs = [("none", 1), ("none", 2), ("shard_grad_op", 2),
+                ("full_shard", 2), ("none", 4), ("shard_grad_op", 4),
+                ("full_shard", 4)]
         rows = []
         for sharding, ranks in runs:
             times, state, peak = [], None, 0
+            trained = sharded if sharding == "full_shard" else model
             for _ in range(args.repeat if ranks <= 2 else 1):
-                state, peak_run, jsonl = run(tmp, model, tokens, sharding,
+                state, peak_run, jsonl = run(tmp, trained, tokens, sharding,
                                              ranks, args.steps)
                 peak = max(peak, peak_run)
                 times.append(seconds_per_step(jsonl, args.steps, args.warmup))
@@ -127,12 +149,20 @@ def main():
               " | ".join(f"{v:.1f}" for v in held) +
               f" | {sum(held):.1f} | {peak / mib:.0f} | {timing} | " +
               " | ".join(f"{v:.2f}" for v in sent) + " |")
+    for sharding in ("shard_grad_op", "full_shard"):
+        for ranks in (2, 4):
+            print(f"state per rank, {sharding} / none at {ranks} ranks: "
+                  f"{totals[(sharding, ranks)] / totals[('none', ranks)]:.3f}")
     for ranks in (2, 4):
-        print(f"state per rank, shard_grad_op / none at {ranks} ranks: "
-              f"{totals[('shard_grad_op', ranks)] / totals[('none', ranks)]:.3f}")
+        bound = totals[("none", 1)] / ranks + two_units / mib
+        print(f"full_shard at {ranks} ranks: {totals[('full_shard', ranks)]:.1f}"
+              f" MiB against 1/{ranks} of the state plus two layers, "
+              f"{bound:.1f} MiB: "
+              f"{'met' if totals[('full_shard', ranks)] <= bound else 'MISSED'}")
     times = {(s, r): t for s, r, _, _, t in rows if t}
-    print("step time, shard_grad_op / none at 2 ranks: "
-          f"{times[('shard_grad_op', 2)] / times[('none', 2)]:.3f}")
+    for sharding in ("shard_grad_op", "full_shard"):
+        print(f"step time, {sharding} / none at 2 ranks: "
+              f"{times[(sharding, 2)] / times[('none', 2)]:.3f}")
 
 
 if __name__ == "__main__":

@@ -121,10 +121,6 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
     }
   if (trainable.empty())
     throw std::invalid_argument("the model has no trainable parameter");
-  if (config_.sharding == ShardingStrategy::FullShard)
-    throw std::invalid_argument("full_shard (ZeRO-3) needs the "
-                                "composer-shard-params pass, which is not "
-                                "built yet");
   gradScaler_ =
       std::make_unique<GradScaler>(config_.precision == Precision::AmpFP16);
   bool sharded = communicator && config_.sharding != ShardingStrategy::None;
@@ -144,9 +140,28 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
     if (!sharded)
       communicator->averageGradients(trainable, config_.findUnusedParameters);
   }
+  std::vector<GatheredUnit> units;
+  if (config_.sharding == ShardingStrategy::FullShard) {
+    units = findGatheredUnits(state_.model);
+    if (units.empty())
+      throw std::invalid_argument(
+          "full_shard (ZeRO-3) needs a model through composer-shard-params, "
+          "which gathers each unit's parameters where it runs; run "
+          "`composer-opt MODEL.pt --composer-shard-params --lower-to=runtime "
+          "-o SHARDED.pt` and train SHARDED.pt");
+  }
   if (sharded) {
     sharded_ = std::make_unique<ShardedDataParallel>(
-        *communicator, config_.optimizer, namedTrainable, *gradScaler_);
+        *communicator, config_.optimizer, namedTrainable, *gradScaler_, units);
+    if (sharded_->shardsParameters()) {
+      for (const auto &algorithm : config_.algorithms)
+        if (algorithm->readsWholeWeights())
+          throw std::invalid_argument(
+              algorithm->name() +
+              " reads the whole weights, which full_shard keeps only "
+              "chunks of; use parallelism.sharding=shard_grad_op");
+      setUnitGatherer(sharded_.get());
+    }
     optimizer_ = sharded_->createOptimizer();
     state_.gradientShards = sharded_.get();
   } else {
@@ -219,7 +234,10 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
   fire(Event::Init);
 }
 
-Trainer::~Trainer() = default;
+Trainer::~Trainer() {
+  if (sharded_ && sharded_->shardsParameters())
+    setUnitGatherer(nullptr);
+}
 
 Batch Trainer::onDevice(Batch batch, const DataLoader &loader) const {
   return loader.toDevice(std::move(batch), config_.device);
@@ -269,14 +287,20 @@ void Trainer::restore() {
     return;
   fire(Event::BeforeLoad);
   // A sharded run loads the whole optimizer state and keeps its shard.
+  // Under full_shard the parameters are whole while it loads, then each
+  // rank takes its chunks.
   std::unique_ptr<Optimizer> whole;
   if (sharded_)
     whole = sharded_->createWholeOptimizer();
+  if (sharded_ && sharded_->shardsParameters())
+    sharded_->materializeParameters();
   LoadReport report;
   {
     OptimizerStandIn standIn(state_, whole.get());
     report = loadCheckpoint(*path, state_, extras_, options);
   }
+  if (sharded_ && sharded_->shardsParameters())
+    sharded_->releaseParameters(/*takeWeights=*/true);
   if (sharded_)
     sharded_->scatterOptimizer(*whole, *optimizer_);
   auto warn = [&](const std::vector<std::string> &names, const char *what) {
@@ -504,12 +528,18 @@ void Trainer::saveCheckpoint() {
   std::unique_ptr<Optimizer> whole;
   if (sharded_ && !config_.saveWeightsOnly)
     whole = sharded_->gatherOptimizer(*optimizer_);
+  // Under full_shard the weights are gathered for it, and freed after.
+  bool gathersWeights = sharded_ && sharded_->shardsParameters();
+  if (gathersWeights)
+    sharded_->materializeParameters();
   if (state_.rank == 0) {
     OptimizerStandIn standIn(state_, whole.get());
     lastCheckpoint_ = checkpoints_->save(state_, extras_);
   } else {
     lastCheckpoint_ = checkpoints_->pathFor(state_);
   }
+  if (gathersWeights)
+    sharded_->releaseParameters(/*takeWeights=*/false);
   lastCheckpointBatch_ = state_.timestamp.batch;
 }
 

@@ -99,6 +99,7 @@ public:
   }
 
   std::string name() const override { return "swa"; }
+  bool readsWholeWeights() const override { return true; }
 
   bool match(Event event, const State &state) const override {
     Event updateEvent = options_.updateInterval.unit == TimeUnit::Batch

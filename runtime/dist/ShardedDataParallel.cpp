@@ -44,13 +44,6 @@ std::string stateKey(const torch::Tensor &parameter) {
   return c10::guts::to_string(parameter.unsafeGetTensorImpl());
 }
 
-/// `parameter`'s elements in `flat` from `offset`, laid out as it is.
-torch::Tensor placeIn(const torch::Tensor &flat, const torch::Tensor &parameter,
-                      int64_t offset) {
-  return flat.as_strided(parameter.sizes(), parameter.strides(),
-                         flat.storage_offset() + offset);
-}
-
 /// A state like `like` (same kind and step count) holding `tensors`, in
 /// optimizerStateTensors' order.
 std::unique_ptr<torch::optim::OptimizerParamState>
@@ -74,20 +67,25 @@ makeState(torch::optim::OptimizerParamState &like,
 ShardedDataParallel::ShardedDataParallel(
     Communicator &communicator, const OptimizerSpec &spec,
     std::vector<std::pair<std::string, torch::Tensor>> parameters,
-    GradScaler &scaler)
+    GradScaler &scaler, const std::vector<GatheredUnit> &units)
     : communicator_(communicator), spec_(spec),
       parameters_(std::move(parameters)), scaler_(scaler) {
   torch::NoGradGuard noGrad;
+  for (const auto &[name, parameter] : parameters_)
+    if (!parameter.is_non_overlapping_and_dense())
+      throw std::invalid_argument("parameter '" + name +
+                                  "' is not dense in memory, so it cannot "
+                                  "be sharded");
+  if (!units.empty()) {
+    layOutUnits(units);
+    return;
+  }
   const int64_t world = communicator_.worldSize();
   auto [decayed, undecayed] = Optimizer::splitByDecay(spec_, parameters_);
   for (const auto &[named, isDecayed] :
        {std::make_pair(&decayed, true), std::make_pair(&undecayed, false)}) {
     std::vector<FlatGroup> groups;
     for (const auto &[name, parameter] : *named) {
-      if (!parameter.is_non_overlapping_and_dense())
-        throw std::invalid_argument("parameter '" + name +
-                                    "' is not dense in memory, so it cannot "
-                                    "be sharded");
       // The open bucket of this dtype, while the parameter fits in it.
       auto it = std::find_if(groups.rbegin(), groups.rend(), [&](auto &group) {
         return group.flat.scalar_type() == parameter.scalar_type();
@@ -100,29 +98,222 @@ ShardedDataParallel::ShardedDataParallel(
         groups.back().flat = torch::empty({0}, parameter.options());
         it = groups.rbegin();
       }
-      it->members.push_back(
-          {name, parameter, it->elements(), parameter.numel(), 0});
+      it->members.push_back({name, parameter, it->elements(), parameter.numel(),
+                             parameter.sizes().vec(), parameter.strides().vec(),
+                             0});
     }
     for (FlatGroup &group : groups) {
       int64_t shard = (group.elements() + world - 1) / world;
       group.flat = torch::zeros({shard * world}, group.flat.options());
       for (Member &member : group.members) {
-        torch::Tensor place =
-            placeIn(group.flat, member.parameter, member.offset);
+        torch::Tensor place = placeIn(group.flat, member);
         place.copy_(member.parameter);
         member.parameter.set_data(place);
         member.version = member.parameter._version();
       }
       group.shardBegin = communicator_.rank() * shard;
-      group.master = group.flat.narrow(0, group.shardBegin, shard)
-                         .to(torch::kFloat, /*non_blocking=*/false,
-                             /*copy=*/true);
+      group.shard = group.flat.narrow(0, group.shardBegin, shard);
+      group.master = group.shard.to(torch::kFloat, /*non_blocking=*/false,
+                                    /*copy=*/true);
       groups_.push_back(std::move(group));
     }
   }
 }
 
+void ShardedDataParallel::layOutUnits(const std::vector<GatheredUnit> &units) {
+  const int64_t world = communicator_.worldSize();
+  auto [decayed, undecayed] = Optimizer::splitByDecay(spec_, parameters_);
+  std::set<std::string> decayedNames;
+  for (const auto &[name, parameter] : decayed)
+    decayedNames.insert(name);
+  // The trainable parameters by tensor: a gather may name a tied weight by
+  // its other name.
+  std::map<const c10::TensorImpl *, std::string> names;
+  for (const auto &[name, parameter] : parameters_)
+    names.emplace(parameter.unsafeGetTensorImpl(), name);
+  std::map<const c10::TensorImpl *, std::pair<std::string, UnitLayout::Slot>>
+      placed;
+  for (const GatheredUnit &unit : units) {
+    UnitLayout &layout = units_[unit.name];
+    for (const torch::Tensor &parameter : unit.parameters) {
+      const c10::TensorImpl *impl = parameter.unsafeGetTensorImpl();
+      auto name = names.find(impl);
+      if (name == names.end()) {
+        // Not trained (frozen): it stays whole in the module.
+        layout.slots.push_back({0, 0, parameter});
+        continue;
+      }
+      auto known = placed.find(impl);
+      if (known != placed.end()) {
+        if (known->second.first != unit.name)
+          throw std::invalid_argument(
+              "parameter '" + name->second + "' is gathered by unit '" +
+              known->second.first + "' and unit '" + unit.name +
+              "'; composer-shard-params gives each parameter one unit");
+        layout.slots.push_back(known->second.second);
+        continue;
+      }
+      bool isDecayed = decayedNames.count(name->second) != 0;
+      auto group = std::find_if(layout.groups.begin(), layout.groups.end(),
+                                [&](size_t index) {
+                                  return groups_[index].decayed == isDecayed &&
+                                         groups_[index].shard.scalar_type() ==
+                                             parameter.scalar_type();
+                                });
+      if (group == layout.groups.end()) {
+        groups_.emplace_back();
+        groups_.back().decayed = isDecayed;
+        // The dtype, until the chunk is taken.
+        groups_.back().shard = torch::empty({0}, parameter.options());
+        layout.groups.push_back(groups_.size() - 1);
+        group = layout.groups.end() - 1;
+      }
+      FlatGroup &flatGroup = groups_[*group];
+      flatGroup.members.push_back(
+          {name->second, parameter, flatGroup.elements(), parameter.numel(),
+           parameter.sizes().vec(), parameter.strides().vec(), 0});
+      UnitLayout::Slot slot{*group, flatGroup.members.size() - 1, {}};
+      layout.slots.push_back(slot);
+      placed.emplace(impl, std::make_pair(unit.name, slot));
+    }
+  }
+  for (FlatGroup &group : groups_) {
+    int64_t shard = (group.elements() + world - 1) / world;
+    torch::Tensor flat = torch::zeros({shard * world}, group.shard.options());
+    for (Member &member : group.members)
+      placeIn(flat, member).copy_(member.parameter);
+    group.shardBegin = communicator_.rank() * shard;
+    group.shard = flat.narrow(0, group.shardBegin, shard).clone();
+    // Aliases the chunk when the parameters are fp32.
+    group.master = group.shard.to(torch::kFloat);
+  }
+  releaseParameters(/*takeWeights=*/false);
+}
+
 ShardedDataParallel::~ShardedDataParallel() = default;
+
+torch::Tensor ShardedDataParallel::placeIn(const torch::Tensor &flat,
+                                           const Member &member) {
+  return flat.as_strided(member.sizes, member.strides,
+                         flat.storage_offset() + member.offset);
+}
+
+torch::Tensor ShardedDataParallel::gatherGroup(const FlatGroup &group) {
+  torch::Tensor whole = torch::empty(
+      {group.paddedSize(communicator_.worldSize())}, group.shard.options());
+  try {
+    communicator_.allGather(group.shard, whole);
+  } catch (const DistributedError &e) {
+    collectiveFailure_ = e.what();
+    throw;
+  }
+  return whole;
+}
+
+void ShardedDataParallel::materializeParameters() {
+  torch::NoGradGuard noGrad;
+  for (FlatGroup &group : groups_) {
+    torch::Tensor whole = gatherGroup(group);
+    for (Member &member : group.members)
+      member.parameter.set_data(placeIn(whole, member));
+  }
+}
+
+void ShardedDataParallel::releaseParameters(bool takeWeights) {
+  torch::NoGradGuard noGrad;
+  for (FlatGroup &group : groups_) {
+    if (takeWeights) {
+      torch::Tensor flat = torch::zeros(
+          {group.paddedSize(communicator_.worldSize())}, group.shard.options());
+      for (Member &member : group.members)
+        placeIn(flat, member).copy_(member.parameter);
+      group.shard.copy_(flat.narrow(0, group.shardBegin, group.shardSize()));
+      if (!group.master.is_same(group.shard))
+        group.master.copy_(group.shard);
+    }
+    for (Member &member : group.members)
+      member.parameter.set_data(torch::empty({0}, group.shard.options()));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Gathering units (ZeRO-3)
+//===----------------------------------------------------------------------===//
+
+bool ShardedDataParallel::shards(const std::string &unit) const {
+  return units_.count(unit) != 0;
+}
+
+std::vector<at::Tensor> ShardedDataParallel::gather(const std::string &unit,
+                                                    const std::string &,
+                                                    at::TensorList params) {
+  torch::NoGradGuard noGrad;
+  const UnitLayout &layout = units_.at(unit);
+  if (params.size() != layout.slots.size())
+    throw std::invalid_argument("composer::gather_unit: unit '" + unit +
+                                "' gathers " + std::to_string(params.size()) +
+                                " parameters, the model's gather " +
+                                std::to_string(layout.slots.size()));
+  std::map<size_t, torch::Tensor> wholes;
+  for (size_t index : layout.groups)
+    wholes[index] = gatherGroup(groups_[index]);
+  // What is gathered lives as long as what uses it holds it.
+  int64_t live = 0;
+  auto expired = [](const c10::weak_intrusive_ptr<c10::StorageImpl> &weak) {
+    return weak.expired();
+  };
+  gathered_.erase(std::remove_if(gathered_.begin(), gathered_.end(), expired),
+                  gathered_.end());
+  for (auto &[index, whole] : wholes)
+    gathered_.emplace_back(whole.storage().getWeakStorageImpl());
+  for (const auto &weak : gathered_)
+    if (c10::intrusive_ptr<c10::StorageImpl> storage = weak.lock())
+      live += static_cast<int64_t>(storage->nbytes());
+  peakGatheredBytes_ = std::max(peakGatheredBytes_, live);
+
+  std::vector<at::Tensor> result;
+  for (const UnitLayout::Slot &slot : layout.slots)
+    result.push_back(slot.whole.defined()
+                         ? slot.whole
+                         : placeIn(wholes.at(slot.group),
+                                   groups_[slot.group].members[slot.member]));
+  return result;
+}
+
+void ShardedDataParallel::reduceGradients(const std::string &unit,
+                                          at::TensorList grads) {
+  torch::NoGradGuard noGrad;
+  const UnitLayout &layout = units_.at(unit);
+  const int64_t world = communicator_.worldSize();
+  std::map<size_t, torch::Tensor> locals;
+  for (size_t index : layout.groups)
+    locals[index] = torch::zeros({groups_[index].paddedSize(world)},
+                                 groups_[index].shard.options());
+  for (size_t i = 0; i < layout.slots.size() && i < grads.size(); ++i) {
+    const UnitLayout::Slot &slot = layout.slots[i];
+    if (slot.whole.defined() || !grads[i].defined())
+      continue;
+    // A parameter the gather takes twice gets both gradients.
+    placeIn(locals.at(slot.group), groups_[slot.group].members[slot.member])
+        .add_(grads[i]);
+  }
+  for (auto &[index, local] : locals) {
+    FlatGroup &group = groups_[index];
+    torch::Tensor chunk = torch::empty({group.shardSize()}, local.options());
+    try {
+      communicator_.reduceScatterSum(local, chunk);
+    } catch (const DistributedError &e) {
+      collectiveFailure_ = e.what();
+      throw;
+    }
+    local = torch::Tensor();
+    if (group.gradientSum.defined())
+      group.gradientSum.add_(chunk);
+    else
+      group.gradientSum = chunk.to(torch::kFloat, /*non_blocking=*/false,
+                                   /*copy=*/true);
+  }
+}
 
 std::unique_ptr<Optimizer> ShardedDataParallel::createOptimizer() const {
   std::vector<torch::Tensor> decayed, undecayed;
@@ -140,9 +331,32 @@ std::unique_ptr<Optimizer> ShardedDataParallel::createWholeOptimizer() const {
 // The training step
 //===----------------------------------------------------------------------===//
 
+/// Runs `fn`; when it throws after a collective of a gather failed,
+/// rethrows that failure.
+template <typename Fn>
+static auto rethrowCollectiveFailure(const std::string &failure, Fn fn) {
+  try {
+    return fn();
+  } catch (const DistributedError &) {
+    throw;
+  } catch (const std::exception &) {
+    if (!failure.empty())
+      throw DistributedError(failure);
+    throw;
+  }
+}
+
+torch::Tensor ShardedDataParallel::forward(TrainingStep &,
+                                           const torch::Tensor &input,
+                                           ForwardNext next) {
+  return rethrowCollectiveFailure(collectiveFailure_,
+                                  [&] { return next(input); });
+}
+
 void ShardedDataParallel::backward(TrainingStep &, const torch::Tensor &loss,
                                    BackwardNext) {
-  scaler_.scale(loss).backward();
+  rethrowCollectiveFailure(collectiveFailure_,
+                           [&] { scaler_.scale(loss).backward(); });
 }
 
 torch::Tensor
@@ -153,7 +367,7 @@ ShardedDataParallel::takeGradients(FlatGroup &group,
     torch::Tensor &grad = member.parameter.mutable_grad();
     if (!grad.defined())
       continue;
-    placeIn(flat, member.parameter, member.offset).copy_(grad);
+    placeIn(flat, member).copy_(grad);
     grad.reset();
   }
   return flat;
@@ -162,6 +376,16 @@ ShardedDataParallel::takeGradients(FlatGroup &group,
 void ShardedDataParallel::reduce(TrainingStep &, ReduceNext) {
   torch::NoGradGuard noGrad;
   const double world = communicator_.worldSize();
+  if (shardsParameters()) {
+    // Reduced as each unit's backward ended.
+    for (FlatGroup &group : groups_) {
+      group.master.mutable_grad() = group.gradientSum.defined()
+                                        ? group.gradientSum.div_(world)
+                                        : torch::zeros_like(group.master);
+      group.gradientSum = torch::Tensor();
+    }
+    return;
+  }
   for (FlatGroup &group : groups_) {
     // A parameter without a gradient on this rank adds zeros, as under DDP.
     torch::Tensor local = takeGradients(group, group.flat.options());
@@ -181,14 +405,33 @@ bool ShardedDataParallel::unscale(TrainingStep &, UnscaleNext) {
   // Every rank must take the same decision, or their all-gathers differ.
   bool finite = scaler_.unscale(masters);
   torch::Tensor overflows =
-      torch::tensor({finite ? 0.0 : 1.0}, groups_.front().flat.device());
+      torch::tensor({finite ? 0.0 : 1.0}, groups_.front().master.device());
   communicator_.allReduceSum(overflows);
   return overflows.item<double>() == 0;
 }
 
 void ShardedDataParallel::optimizerStep(TrainingStep &step, bool finite,
                                         OptimizerStepNext) {
-  if (finite) {
+  if (finite && shardsParameters()) {
+    // A parameter that stopped training (layer freezing) keeps its weights;
+    // the flat optimizer steps its elements too.
+    std::vector<std::pair<torch::Tensor, torch::Tensor>> frozen;
+    for (FlatGroup &group : groups_)
+      for (const Member &member : group.members)
+        if (!member.parameter.requires_grad()) {
+          auto [begin, end] = ownedRange(group, member);
+          torch::Tensor part =
+              group.master.narrow(0, begin - group.shardBegin, end - begin);
+          frozen.emplace_back(part, part.clone());
+        }
+    step.state().optimizer->step();
+    torch::NoGradGuard noGrad;
+    for (auto &[part, weights] : frozen)
+      part.copy_(weights);
+    for (FlatGroup &group : groups_)
+      if (!group.master.is_same(group.shard))
+        group.shard.copy_(group.master);
+  } else if (finite) {
     refreshMasters();
     step.state().optimizer->step();
     // A parameter that stopped training (layer freezing) keeps its weights;
@@ -202,12 +445,18 @@ void ShardedDataParallel::optimizerStep(TrainingStep &step, bool finite,
   scaler_.update(finite);
 }
 
-void ShardedDataParallel::copyToMaster(FlatGroup &group, const Member &member) {
+std::pair<int64_t, int64_t>
+ShardedDataParallel::ownedRange(const FlatGroup &group, const Member &member) {
   int64_t begin = std::max(member.offset, group.shardBegin);
   int64_t end = std::min(member.offset + member.numel,
                          group.shardBegin + group.shardSize());
   if (begin >= end)
-    return;
+    return {group.shardBegin, group.shardBegin};
+  return {begin, end};
+}
+
+void ShardedDataParallel::copyToMaster(FlatGroup &group, const Member &member) {
+  auto [begin, end] = ownedRange(group, member);
   torch::NoGradGuard noGrad;
   group.master.narrow(0, begin - group.shardBegin, end - begin)
       .copy_(group.flat.narrow(0, begin, end - begin));
@@ -243,6 +492,11 @@ std::vector<torch::Tensor> ShardedDataParallel::localGradients() {
 }
 
 void ShardedDataParallel::gatherGradients(const std::string &algorithm) {
+  if (shardsParameters())
+    throw std::invalid_argument(
+        algorithm + " needs whole gradients and weights, which full_shard "
+                    "does not gather for algorithms yet; use "
+                    "parallelism.sharding=shard_grad_op");
   if (announced_.insert(algorithm).second && communicator_.rank() == 0)
     std::cerr << "composer-train: " << algorithm
               << " needs whole gradients: under shard_grad_op it gathers "
@@ -256,8 +510,7 @@ void ShardedDataParallel::gatherGradients(const std::string &algorithm) {
     communicator_.allGather(shard, whole);
     for (Member &member : group.members)
       if (member.parameter.requires_grad())
-        member.parameter.mutable_grad() =
-            placeIn(whole, member.parameter, member.offset);
+        member.parameter.mutable_grad() = placeIn(whole, member);
   }
 }
 
@@ -290,17 +543,15 @@ ShardedDataParallel::gatherOptimizer(Optimizer &shards) {
     for (const torch::Tensor &shard : optimizerStateTensors(*it->second)) {
       torch::Tensor gathered;
       if (shard.defined()) {
-        gathered = torch::empty({group.flat.numel()}, shard.options());
+        gathered = torch::empty({group.paddedSize(communicator_.worldSize())},
+                                shard.options());
         communicator_.allGather(shard, gathered);
       }
       for (size_t i = 0; i < group.members.size(); ++i) {
         const Member &member = group.members[i];
         torch::Tensor tensor;
         if (gathered.defined()) {
-          tensor = torch::empty_like(
-              member.parameter,
-              gathered.options().memory_format(at::MemoryFormat::Preserve));
-          tensor.copy_(placeIn(gathered, member.parameter, member.offset));
+          tensor = placeIn(gathered, member).clone(at::MemoryFormat::Preserve);
         }
         perMember[i].push_back(tensor);
       }
@@ -342,8 +593,9 @@ void ShardedDataParallel::scatterOptimizer(Optimizer &whole,
         if (!tensor.defined())
           continue;
         if (!flat.defined())
-          flat = torch::zeros({group.flat.numel()}, group.master.options());
-        placeIn(flat, member.parameter, member.offset).copy_(tensor);
+          flat = torch::zeros({group.paddedSize(communicator_.worldSize())},
+                              group.master.options());
+        placeIn(flat, member).copy_(tensor);
       }
       tensors.push_back(
           flat.defined()
@@ -360,10 +612,13 @@ TrainingStateBytes ShardedDataParallel::memory(Optimizer &shards) const {
   };
   TrainingStateBytes memory;
   for (const FlatGroup &group : groups_) {
-    memory.parameters += bytes(group.flat);
-    memory.gradients += bytes(group.master.grad());
-    memory.optimizerState += bytes(group.master);
+    memory.parameters +=
+        shardsParameters() ? bytes(group.shard) : bytes(group.flat);
+    memory.gradients += bytes(group.master.grad()) + bytes(group.gradientSum);
+    if (!group.master.is_same(group.shard))
+      memory.optimizerState += bytes(group.master);
   }
+  memory.parameters += peakGatheredBytes_;
   memory.optimizerState += shards.stateBytes();
   return memory;
 }

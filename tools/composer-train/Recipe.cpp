@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Recipe.h"
+#include "CompilerPlugin.h"
 #include "RecipeReader.h"
 #include "RecipeTree.h"
 
@@ -105,12 +106,8 @@ public:
       } catch (const std::invalid_argument &e) {
         reader.error(sharding->loc, e.what());
       }
-      if (config.sharding == ShardingStrategy::FullShard)
-        reader.error(sharding->loc,
-                     "full_shard (ZeRO-3) needs the composer-shard-params "
-                     "pass, which is not built yet; shard_grad_op (ZeRO-2) "
-                     "shards the gradients and the optimizer state");
     }
+    shardUnits = reader.string(parallelism, "units", "blocks");
     double timeout = reader.number(root, "dist_timeout", 60);
     if (timeout <= 0)
       reader.error(root.loc, "'dist_timeout' must be positive (seconds)");
@@ -198,6 +195,36 @@ public:
                        "': " + message.substr(0, message.find('\n')));
       return false;
     }
+    return true;
+  }
+
+  /// full_shard trains a model whose composer::gather_unit calls gather its
+  /// units' parameters: one without them is put through
+  /// composer-shard-params here, by the compiler loaded on demand. False
+  /// after a diagnostic at `model`.
+  bool shardParameters(const RecipeValue &model, TrainerConfig &config,
+                       bool speaks) {
+    try {
+      if (!findGatheredUnits(config.model).empty())
+        return true;
+    } catch (const std::invalid_argument &e) {
+      reader.error(model.loc, e.what());
+      return false;
+    }
+    std::string report, error;
+    std::string pipeline =
+        "builtin.module(composer-shard-params{units=" + shardUnits + "})";
+    if (!compileModule(config.model, pipeline, report, error)) {
+      reader.error(model.loc,
+                   "full_shard needs the model through composer-shard-params, "
+                   "and " +
+                       error + "; run `composer-opt " + model.scalar +
+                       " --composer-shard-params --lower-to=runtime -o "
+                       "SHARDED.pt` and train SHARDED.pt");
+      return false;
+    }
+    if (speaks)
+      std::cerr << "composer-train: full_shard: " << report;
     return true;
   }
 
@@ -742,6 +769,8 @@ private:
   }
 
   RecipeReader &reader;
+  /// parallelism.units: the units composer-shard-params makes.
+  std::string shardUnits = "blocks";
 };
 } // namespace
 
@@ -822,6 +851,9 @@ loadRecipe(const std::string &recipePath,
       }
     }
   if (reader.failed() || !builder.loadModel(*model, config))
+    return std::nullopt;
+  if (config.sharding == ShardingStrategy::FullShard &&
+      !builder.shardParameters(*model, config, env.rank == 0))
     return std::nullopt;
   // One process speaks for the group.
   if (env.rank == 0 && !builder.addOutputs(outputs, config))

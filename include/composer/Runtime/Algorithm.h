@@ -39,6 +39,9 @@ public:
   /// targets; requireImages, requireClassTargets). The trainer asks before
   /// INIT.
   virtual void checkData(const SampleSpec &spec) const {}
+  /// Whether it reads or writes the model's weights as whole tensors (EMA,
+  /// SWA, SAM): full_shard keeps only chunks of them, and refuses it.
+  virtual bool readsWholeWeights() const { return false; }
   /// What a checkpoint must carry for an exact resume (EMA weights, ...).
   virtual void saveState(torch::serialize::OutputArchive &archive) const {}
   virtual void loadState(torch::serialize::InputArchive &archive) {}

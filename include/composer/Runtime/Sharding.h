@@ -7,17 +7,27 @@
 //                  and steps only its shard of the optimizer state and of
 //                  the fp32 master weights, then the updated weights are
 //                  all-gathered.
-//   full_shard     ZeRO-3: parameters live sharded too (the
-//                  composer-shard-params pass).
+//   full_shard     ZeRO-3: parameters live sharded too. The model has been
+//                  through composer-shard-params, whose composer::gather_unit
+//                  calls gather each unit's parameters where it runs.
 //
-// ShardedDataParallel implements shard_grad_op as a link of the training
-// step. The trainable parameters become views of flat buffers (buckets of
-// up to 25 MB of one weight-decay group and dtype), each padded to a
-// multiple of the world size, so rank r owns chunk r of each. After backward
-// the local gradients are copied into a flat buffer and reduce-scattered; the
-// whole ones are dropped. The optimizer steps fp32 master copies of the owned
-// chunks, which are cast back and all-gathered into the buffers. The optimizer
-// is elementwise (SGD, AdamW), so the update equals the unsharded one.
+// ShardedDataParallel implements both as a link of the training step.
+// Parameters are laid out in flat buffers, each padded to a multiple of the
+// world size, so rank r owns chunk r of each. The optimizer steps fp32
+// master copies of the owned chunks; it is elementwise (SGD, AdamW), so the
+// update equals the unsharded one.
+// - shard_grad_op: the buffers are buckets of up to 25 MB of one
+//   weight-decay group and dtype, and the trainable parameters are views of
+//   them. After backward the local gradients are copied into a flat buffer
+//   and reduce-scattered; the whole ones are dropped. The updated masters
+//   are cast back and all-gathered into the buffers.
+// - full_shard: a buffer holds one unit's parameters of one weight-decay
+//   group and dtype, and a rank keeps only its chunk; the module's
+//   parameters are empty placeholders. It is the process's UnitGatherer:
+//   each gather all-gathers the unit's chunks into a whole buffer that lives
+//   as long as what uses it (inside a checkpointed unit, its forward), and
+//   its backward reduce-scatters the unit's gradients into the shard. The
+//   updated masters are the chunks (cast where the parameters are not fp32).
 //
 //===----------------------------------------------------------------------===//
 #ifndef COMPOSER_RUNTIME_SHARDING_H
@@ -27,9 +37,12 @@
 #include "composer/Runtime/Optim.h"
 #include "composer/Runtime/Precision.h"
 #include "composer/Runtime/TrainingStep.h"
+#include "composer/Runtime/UnitGatherer.h"
 
+#include <torch/script.h>
 #include <torch/torch.h>
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -47,6 +60,19 @@ enum class ShardingStrategy { None, ShardGradOp, FullShard };
 ShardingStrategy parseShardingStrategy(const std::string &name);
 const char *getShardingStrategyName(ShardingStrategy strategy);
 
+/// A unit of composer-shard-params: its module path ("" for the root) and
+/// the parameters its composer::gather_unit takes, in order.
+struct GatheredUnit {
+  std::string name;
+  std::vector<torch::Tensor> parameters;
+};
+
+/// The units the composer::gather_unit calls of `model`'s methods gather,
+/// in the order met; none for a model not through composer-shard-params.
+/// Throws std::invalid_argument for a call that gathers something other
+/// than module tensors, or a unit gathered with two lists.
+std::vector<GatheredUnit> findGatheredUnits(const torch::jit::Module &model);
+
 /// What one rank holds of the training state, in bytes.
 struct TrainingStateBytes {
   int64_t parameters = 0;
@@ -54,21 +80,37 @@ struct TrainingStateBytes {
   int64_t optimizerState = 0;
 };
 
-/// ZeRO-2 over `communicator`, as the training step's innermost link above
-/// the trainer's own. It replaces backward (no hooks: the gradients are
-/// reduced once, after the last microbatch), reduce, unscale and the
+/// ZeRO-2 or ZeRO-3 over `communicator`, as the training step's innermost
+/// link above the trainer's own. It replaces backward (no hooks: under
+/// ZeRO-2 the gradients are reduced once, after the last microbatch; under
+/// ZeRO-3 each unit's as its backward ends), reduce, unscale and the
 /// optimizer step.
-class ShardedDataParallel final : public StepStages, public GradientShards {
+class ShardedDataParallel final : public StepStages,
+                                  public GradientShards,
+                                  public UnitGatherer {
 public:
-  /// Makes `parameters` (the trainable ones, by state_dict name, already
-  /// equal on every rank) views of flat buffers and takes this rank's fp32
-  /// master shards. Throws std::invalid_argument for a parameter that is not
-  /// dense.
+  /// Lays out `parameters` (the trainable ones, by state_dict name, already
+  /// equal on every rank) in flat buffers and takes this rank's fp32 master
+  /// shards. Without `units`, ZeRO-2: the parameters become views of the
+  /// buffers. With them, ZeRO-3: the buffers follow the units, this rank
+  /// keeps its chunks, and the parameters become placeholders; parameters
+  /// of no unit are never read, so they are left out. Throws
+  /// std::invalid_argument for a parameter that is not dense, or one that
+  /// two units gather.
   ShardedDataParallel(
       Communicator &communicator, const OptimizerSpec &spec,
       std::vector<std::pair<std::string, torch::Tensor>> parameters,
-      GradScaler &scaler);
+      GradScaler &scaler, const std::vector<GatheredUnit> &units = {});
   ~ShardedDataParallel() override;
+
+  /// Whether the parameters live sharded (ZeRO-3).
+  bool shardsParameters() const { return !units_.empty(); }
+  /// ZeRO-3: gathers every unit's weights into the module's parameters, for
+  /// what reads the whole model (a checkpoint). Every rank calls it.
+  void materializeParameters();
+  /// ZeRO-3: makes the parameters placeholders again; with `takeWeights`,
+  /// this rank's chunks are taken from them first (after a load).
+  void releaseParameters(bool takeWeights);
 
   /// The optimizer over this rank's master shards.
   std::unique_ptr<Optimizer> createOptimizer() const;
@@ -84,11 +126,17 @@ public:
   /// Takes this rank's shard of `whole`'s state into `shards`.
   void scatterOptimizer(Optimizer &whole, Optimizer &shards);
 
-  /// What this rank holds now: the flat parameters, the gradient shards,
-  /// and the master shards with the optimizer's state.
+  /// What this rank holds now: the flat parameters (ZeRO-3: the chunks,
+  /// plus the most whole units gathered at once so far), the gradient
+  /// shards, and the master shards with the optimizer's state.
   TrainingStateBytes memory(Optimizer &shards) const;
 
-  // StepStages.
+  // StepStages. Under ZeRO-3, forward and backward turn a failed gather or
+  // reduce-scatter, which the TorchScript interpreter or autograd reports
+  // in their own words, back into the DistributedError naming the lost
+  // rank.
+  torch::Tensor forward(TrainingStep &step, const torch::Tensor &input,
+                        ForwardNext next) override;
   void backward(TrainingStep &step, const torch::Tensor &loss,
                 BackwardNext next) override;
   void reduce(TrainingStep &step, ReduceNext next) override;
@@ -102,12 +150,21 @@ public:
   void scatterGradients() override;
   Communicator &communicator() override { return communicator_; }
 
+  // UnitGatherer (ZeRO-3).
+  bool shards(const std::string &unit) const override;
+  std::vector<at::Tensor> gather(const std::string &unit,
+                                 const std::string &prefetch,
+                                 at::TensorList params) override;
+  void reduceGradients(const std::string &unit, at::TensorList grads) override;
+
 private:
   struct Member {
     std::string name;
     torch::Tensor parameter;
     int64_t offset = 0;
     int64_t numel = 0;
+    /// The parameter's layout in the flat buffer.
+    std::vector<int64_t> sizes, strides;
     /// The parameter's version after this rank last wrote it: a newer one
     /// means something else changed the weights (SWA, a checkpoint load),
     /// and the master shard is taken from them again.
@@ -116,18 +173,44 @@ private:
   struct FlatGroup {
     bool decayed = true;
     std::vector<Member> members;
-    /// The parameters' storage: members at their offsets, then padding.
+    /// ZeRO-2: the parameters' storage: members at their offsets, then
+    /// padding. ZeRO-3: undefined; gathers make whole buffers like it.
     torch::Tensor flat;
-    /// This rank's chunk of `flat` in fp32; the optimizer steps it, and its
-    /// .grad is the averaged gradient's chunk after reduce.
+    /// This rank's chunk of the buffer in the parameters' dtype: a view of
+    /// `flat` (ZeRO-2), or what the ranks gather (ZeRO-3).
+    torch::Tensor shard;
+    /// This rank's chunk in fp32; the optimizer steps it, and its .grad is
+    /// the averaged gradient's chunk after reduce. ZeRO-3 with fp32
+    /// parameters: `shard` itself.
     torch::Tensor master;
+    /// ZeRO-3: the sum of the reduce-scattered gradient chunks since the
+    /// last reduce.
+    torch::Tensor gradientSum;
     int64_t shardSize() const { return master.numel(); }
+    int64_t paddedSize(int64_t world) const { return shardSize() * world; }
     /// The members' elements, without padding.
     int64_t elements() const {
       return members.empty() ? 0 : members.back().offset + members.back().numel;
     }
     int64_t shardBegin = 0;
   };
+  /// ZeRO-3: a unit's buffers, and where each parameter its gather takes
+  /// lives: a member of one of them, or (not trained) whole in the module.
+  struct UnitLayout {
+    std::vector<size_t> groups;
+    struct Slot {
+      size_t group = 0, member = 0;
+      torch::Tensor whole;
+    };
+    std::vector<Slot> slots;
+  };
+
+  /// Lays out the units' parameters (ZeRO-3).
+  void layOutUnits(const std::vector<GatheredUnit> &units);
+  /// `group`'s whole buffer, all-gathered from the ranks' chunks.
+  torch::Tensor gatherGroup(const FlatGroup &group);
+  /// `member`'s elements in `flat`, laid out as the parameter.
+  static torch::Tensor placeIn(const torch::Tensor &flat, const Member &member);
 
   /// The members' .grad laid out as `group.flat` (zeros where a member has
   /// none) in a new tensor of `options`; the .grad are dropped.
@@ -136,6 +219,10 @@ private:
   /// Copies the parameters whose weights changed since the last all-gather
   /// into the master shards.
   void refreshMasters();
+  /// The elements of `member` this rank owns, [begin, end) in the flat
+  /// buffer; empty at the shard's start when none.
+  static std::pair<int64_t, int64_t> ownedRange(const FlatGroup &group,
+                                                const Member &member);
   /// Copies `member`'s part of this rank's chunk from the weights into the
   /// master shard.
   static void copyToMaster(FlatGroup &group, const Member &member);
@@ -147,6 +234,13 @@ private:
   std::vector<std::pair<std::string, torch::Tensor>> parameters_;
   GradScaler &scaler_;
   std::vector<FlatGroup> groups_;
+  std::map<std::string, UnitLayout> units_;
+  /// ZeRO-3: the whole buffers gathers made, while something holds them,
+  /// and the most bytes alive at once.
+  std::vector<c10::weak_intrusive_ptr<c10::StorageImpl>> gathered_;
+  int64_t peakGatheredBytes_ = 0;
+  /// The first collective of a gather or reduceGradients that failed.
+  std::string collectiveFailure_;
   std::set<std::string> announced_;
 };
 

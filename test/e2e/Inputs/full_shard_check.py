@@ -1,0 +1,87 @@
+"""What a full_shard run holds and sends per step (train-full-shard.test).
+
+  full_shard_check.py LIBRARY SHARDED.pt ONE.jsonl RANKS.jsonl RANKS INTERVAL
+
+SHARDED.pt is the model through composer-shard-params; ONE.jsonl the
+metrics of one process training it unsharded, RANKS.jsonl those of rank 0
+of RANKS processes under full_shard, which checkpointed every INTERVAL
+batches. By the runtime's own accounting, a rank holds at most 1/RANKS of
+the parameters, gradients and optimizer state, plus two units' parameters
+(the gathered ones; shards are padded to RANKS elements per buffer). Each
+unit's gradients are reduce-scattered once per step, and its parameters
+all-gathered once in forward and, checkpointed, once more in backward; no
+gradient is all-reduced.
+"""
+import json
+import sys
+
+import torch
+
+MEMORY = ("memory/parameters_bytes", "memory/gradients_bytes",
+          "memory/optimizer_state_bytes")
+
+
+def attribute_path(value):
+    """The dotted module attribute a chain of prim::GetAttr reads."""
+    fields = []
+    while value.node().kind() == "prim::GetAttr":
+        fields.append(value.node().s("name"))
+        value = value.node().input()
+    return ".".join(reversed(fields))
+
+
+def unit_bytes(library, model_path):
+    """The parameter bytes of each unit the model's gathers name."""
+    torch.ops.load_library(library)
+    model = torch.jit.load(model_path)
+    tensors = dict(model.named_parameters())
+    units = {}
+    for name in model._c._method_names():
+        graph = model._c._get_method(name).graph
+        for node in graph.findAllNodes("composer::gather_unit"):
+            unit = node.inputsAt(0).toIValue()
+            params = node.inputsAt(2).node().inputs()
+            units[unit] = sum(tensors[attribute_path(p)].numel() *
+                              tensors[attribute_path(p)].element_size()
+                              for p in params)
+    assert units, "the model gathers nothing"
+    return units
+
+
+def rows(path):
+    result = [json.loads(line) for line in open(path) if line.strip()]
+    result = [r for r in result if MEMORY[0] in r]
+    assert result, f"{path}: no memory logged"
+    return result
+
+
+def main(library, model_path, one_path, ranks_path, ranks, interval):
+    units = unit_bytes(library, model_path)
+    two_units = sum(sorted(units.values())[-2:])
+    total = sum(rows(one_path)[-1][key] for key in MEMORY)
+    # Each flat buffer (a unit's decayed and undecayed parameters) is padded
+    # by fewer than RANKS fp32 elements, counted in each of the three.
+    padding = 3 * 2 * len(units) * ranks * 4
+    bound = total / ranks + two_units + padding
+    for row in rows(ranks_path):
+        held = sum(row[key] for key in MEMORY)
+        assert held <= bound, (row, bound)
+        scattered = row["communication/bytes/reduce_scatter"]
+        gathered = row["communication/bytes/all_gather"]
+        assert scattered > 0, row
+        # A checkpoint gathers the weights and the optimizer state too; its
+        # bytes count in the next step's.
+        if row["step"] > 1 and (row["step"] - 1) % interval == 0:
+            assert gathered > 2 * scattered, row
+        else:
+            assert scattered < gathered <= 2 * scattered, row
+        # The loss and stop flags ride on one all-reduce, the clipping norm
+        # on another; no gradient does.
+        assert row["communication/bytes/all_reduce"] <= 64, row
+    print(f"{len(units)} units; held at most 1/{ranks} of the state plus two "
+          f"units; each step reduce-scatters once and gathers at most twice")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]),
+         int(sys.argv[6]))
