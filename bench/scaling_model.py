@@ -8,6 +8,8 @@ rank for DDP, ZeRO-2 (`shard_grad_op`) and ZeRO-3 (`full_shard`) at N ranks.
 The model, per step and rank:
   compute   measured (one rank at the local batch) or 6 * P * tokens /
             (peak * MFU) for a transformer, 3 * forward FLOPs for a CNN;
+            ZeRO-3 as built checkpoints its units and recomputes their
+            forward in backward: a third more;
   optimizer an elementwise pass over the parameters the rank steps (all of
             them under DDP, 1/N under ZeRO), measured or at memory bandwidth;
   bytes     per collective, as the runtime logs them: DDP all-reduces the
@@ -19,17 +21,21 @@ The model, per step and rank:
             all-gather (N-1) (alpha + S / (N beta));
   overlap   the part of the communication hidden behind compute: DDP's
             bucketed all-reduce runs during backward (2/3 of the compute);
-            ZeRO-3's prefetched all-gathers during forward and backward; the
-            runtime's ZeRO-2 reduces after backward and gathers after the
-            step, so nothing of it hides;
+            the runtime's ZeRO-2 reduces after backward and gathers after
+            the step, and its ZeRO-3 gathers each unit when the unit starts,
+            so nothing of theirs hides; ZeRO-3 with prefetch (not built)
+            would hide its gathers behind forward and backward;
   memory    weights, gradients and optimizer state (K bytes per parameter,
             fp32 master weights included), whole or 1/N as each strategy
-            keeps them, ZeRO-3 plus two units in flight, and activations.
+            keeps them, ZeRO-3 plus two units in flight, and activations
+            (ZeRO-3: the units' inputs, plus one unit's activations while
+            its backward recomputes them).
 
 `validate` fits alpha and beta of Gloo over loopback with torch.distributed
-(2 processes, 1 thread each), measures one rank's compute (with SGD) and
-AdamW's step (what it adds) on the GPT decoder of bench/sharding.py at the
-local batch, predicts 2 ranks under DDP and ZeRO-2, and compares with
+(2 processes, 1 thread each), measures one rank's compute (with SGD, while
+a second process trains beside it, as the other rank does) and AdamW's step
+(what it adds) on the GPT decoder of bench/sharding.py at the
+local batch, predicts 2 ranks under DDP, ZeRO-2 and ZeRO-3, and compares with
 composer-train's measured step times and logged bytes. `tables` prints predictions for GPT-2 125M, 350M and 1.3B and
 ResNet-50 on 8 to 512 H100 GPUs: predictions from vendors' figures, not
 measurements.
@@ -46,7 +52,10 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 PYTHON = "/usr/bin/python3"
-STRATEGIES = ("ddp", "zero2", "zero3")
+STRATEGIES = ("ddp", "zero2", "zero3", "zero3-prefetch")
+# ZeRO-3's checkpointed units run their forward again in backward: forward
+# is a third of forward and backward.
+RECOMPUTE = 1 / 3
 
 
 # --------------------------------------------------------------------------
@@ -78,6 +87,7 @@ def bytes_per_step(strategy, grad_bytes, weight_bytes):
         return {"all_reduce": grad_bytes}
     if strategy == "zero2":
         return {"reduce_scatter": grad_bytes, "all_gather": weight_bytes}
+    # Each unit's weights in forward, and again in backward's recomputation.
     return {"reduce_scatter": grad_bytes, "all_gather": 2 * weight_bytes}
 
 
@@ -89,8 +99,11 @@ def step_time(strategy, ranks, compute, optimizer, grad_bytes, weight_bytes,
     for kind, size in bytes_per_step(strategy, grad_bytes,
                                      weight_bytes).items():
         comm += getattr(link, kind)(size, ranks)
+    if strategy.startswith("zero3"):
+        compute *= 1 + RECOMPUTE
     if overlap is None:
-        overlap = {"ddp": 2 / 3, "zero2": 0.0, "zero3": 1.0}[strategy]
+        overlap = {"ddp": 2 / 3, "zero2": 0.0, "zero3": 0.0,
+                   "zero3-prefetch": 1.0}[strategy]
     exposed = max(0.0, comm - overlap * compute) if ranks > 1 else 0.0
     steps = optimizer if strategy == "ddp" else optimizer / ranks
     return compute + steps + exposed, comm
@@ -99,17 +112,20 @@ def step_time(strategy, ranks, compute, optimizer, grad_bytes, weight_bytes,
 def memory(strategy, ranks, params, weight_bytes_per, grad_bytes_per,
            state_bytes_per, unit_params, activations):
     """Bytes per rank: weights, gradients, optimizer state (with masters),
-    activations."""
+    activations. `activations` is {"all": kept unchecked, "checkpointed":
+    kept with every unit checkpointed}."""
     weights = params * weight_bytes_per
     grads = params * grad_bytes_per
     state = params * state_bytes_per
     if strategy != "ddp":
         grads /= ranks
         state /= ranks
-    if strategy == "zero3":
+    kept = activations["all"]
+    if strategy.startswith("zero3"):
         weights = weights / ranks + 2 * unit_params * weight_bytes_per
+        kept = activations["checkpointed"]
     return {"weights": weights, "gradients": grads, "optimizer": state,
-            "activations": activations}
+            "activations": kept}
 
 
 # --------------------------------------------------------------------------
@@ -157,6 +173,30 @@ def fit_loopback(tmp):
     return Link("Gloo loopback", max(intercept / 2, 0.0), 1 / slope), points
 
 
+def side_by_side_compute(tmp, model, tokens, steps, warmup, batch):
+    """Seconds per SGD step of one process at `batch` while another trains
+    beside it: what each of two ranks computes at on this machine, whose two
+    cores share caches and memory bandwidth."""
+    import sharding
+    from train_metrics import seconds_per_step
+    processes, paths = [], []
+    for copy in range(2):
+        jsonl = os.path.join(tmp, f"side-by-side-{copy}.jsonl")
+        recipe = os.path.join(tmp, f"side-by-side-{copy}.yaml")
+        with open(recipe, "w") as f:
+            f.write(sharding.RECIPE.format(
+                model=model, tokens=tokens, batch=batch, sharding="none",
+                steps=steps, jsonl=jsonl, optimizer="{name: sgd, lr: 1.0e-3}"))
+        env = dict(os.environ, OMP_NUM_THREADS="1")
+        processes.append(subprocess.Popen([sharding.TRAIN, recipe], env=env,
+                                          stdout=subprocess.DEVNULL))
+        paths.append(jsonl)
+    for process in processes:
+        if process.wait() != 0:
+            raise RuntimeError("a side-by-side run failed")
+    return statistics.mean(seconds_per_step(p, steps, warmup) for p in paths)
+
+
 def validate(args):
     import sharding
     from train_metrics import seconds_per_step
@@ -164,15 +204,20 @@ def validate(args):
     runs = {"compute": ("none", 1, local, "{name: sgd, lr: 1.0e-3}"),
             "one rank": ("none", 1, local, sharding.ADAMW),
             "none": ("none", 2, None, sharding.ADAMW),
-            "shard_grad_op": ("shard_grad_op", 2, None, sharding.ADAMW)}
+            "shard_grad_op": ("shard_grad_op", 2, None, sharding.ADAMW),
+            "full_shard": ("full_shard", 2, None, sharding.ADAMW)}
     with tempfile.TemporaryDirectory() as tmp:
         link, points = fit_loopback(tmp)
-        model, tokens = sharding.prepare(tmp)
+        model, sharded, tokens = sharding.prepare(tmp)
         measured, logged = {}, {}
+        beside = statistics.median(
+            side_by_side_compute(tmp, model, tokens, args.steps, args.warmup,
+                                 local) for _ in range(args.repeat))
         for name, (strategy, ranks, batch, optimizer) in runs.items():
             times = []
+            trained = sharded if strategy == "full_shard" else model
             for _ in range(args.repeat):
-                state, _, jsonl = sharding.run(tmp, model, tokens, strategy,
+                state, _, jsonl = sharding.run(tmp, trained, tokens, strategy,
                                                ranks, args.steps, batch,
                                                optimizer)
                 times.append(seconds_per_step(jsonl, args.steps,
@@ -184,21 +229,26 @@ def validate(args):
     grad_bytes = one["memory/gradients_bytes"]
     # SGD without momentum steps in one pass: the rest of its step is the
     # forward and backward. AdamW's step is what it adds.
-    compute = measured["compute"]
-    optimizer = max(measured["one rank"] - compute, 0.0)
+    alone = measured["compute"]
+    optimizer = max(measured["one rank"] - alone, 0.0)
+    # Two ranks on two cores compute as two processes side by side do.
+    compute = beside
     print(f"Gloo loopback, 2 ranks: alpha {link.alpha * 1e6:.0f} us, "
           f"beta {link.beta / 1e9:.2f} GB/s (fit on all-reduces of "
           f"{points[0][0] >> 10} KiB to {points[-1][0] >> 20} MiB)")
     print(f"one rank at the local batch ({local} sequences): "
           f"{measured['one rank'] * 1e3:.0f} ms/step, of which the AdamW step "
-          f"{optimizer * 1e3:.0f} ms (against SGD)")
+          f"{optimizer * 1e3:.0f} ms (against SGD); forward and backward "
+          f"{alone * 1e3:.0f} ms alone, {beside * 1e3:.0f} ms beside a second "
+          f"process (the compute the 2-rank predictions use)")
     print("2 ranks on 2 cores: communication competes with compute for the "
           "cores, so the model takes no overlap here")
     print("| strategy | logged bytes/step | modelled bytes/step | predicted "
           "ms | measured ms | error |")
     print("| --- | --- | --- | --- | --- | --- |")
     worst = 0.0
-    for strategy, name in (("ddp", "none"), ("zero2", "shard_grad_op")):
+    for strategy, name in (("ddp", "none"), ("zero2", "shard_grad_op"),
+                           ("zero3", "full_shard")):
         state = logged[name]
         sent = sum(state.get(f"communication/bytes/{kind}", 0)
                    for kind in ("all_reduce", "reduce_scatter", "all_gather"))
@@ -248,25 +298,36 @@ GPT2 = {"GPT-2 125M": gpt2(12, 768, 12), "GPT-2 350M": gpt2(24, 1024, 16),
 
 def gpt_activations(model, sequences):
     """16-bit activations saved for backward (Korthikanti et al. 2022):
-    s b h (34 + 5 a s / h) bytes per layer."""
+    s b h (34 + 5 a s / h) bytes per layer; checkpointed, each layer keeps
+    its 16-bit input (2 s b h) and one layer recomputes all of its own."""
     s, h, a = model["context"], model["width"], model["heads"]
-    return model["layers"] * s * sequences * h * (34 + 5 * a * s / h)
+    layer = s * sequences * h * (34 + 5 * a * s / h)
+    return {"all": model["layers"] * layer,
+            "checkpointed": model["layers"] * 2 * s * sequences * h + layer}
 
 
 def resnet50_profile():
     """torchvision's ResNet-50 at 224x224: parameters, forward FLOPs per
-    image, the largest block's parameters, and the bytes of every
-    module output per image in bf16 (what backward keeps)."""
+    image, the largest block's parameters, and per image in bf16 the bytes
+    of every module output (what backward keeps) and what it keeps with
+    every block checkpointed (the blocks' inputs, the outputs outside them
+    and the largest block's outputs)."""
     import torch
     import torchvision
     model = torchvision.models.resnet50()
     params = sum(p.numel() for p in model.parameters())
     saved = [0]
     flops = [0]
+    inside = {"block": None, "outside": 0, "inputs": 0, "largest": 0}
+    per_block = {}
 
     def hook(module, inputs, output):
         if isinstance(output, torch.Tensor):
             saved[0] += output.numel() * 2
+            if inside["block"] is None:
+                inside["outside"] += output.numel() * 2
+            else:
+                per_block[inside["block"]] += output.numel() * 2
         if isinstance(module, torch.nn.Conv2d):
             flops[0] += (2 * output.numel() * module.in_channels
                          // module.groups * module.kernel_size[0]
@@ -274,15 +335,28 @@ def resnet50_profile():
         elif isinstance(module, torch.nn.Linear):
             flops[0] += 2 * module.in_features * module.out_features
 
+    def enter(block, inputs):
+        inside["block"] = id(block)
+        per_block[id(block)] = 0
+        inside["inputs"] += inputs[0].numel() * 2
+
+    def leave(block, inputs, output):
+        inside["block"] = None
+
     for module in model.modules():
         if not list(module.children()):
             module.register_forward_hook(hook)
+    blocks = [block for layer in (model.layer1, model.layer2, model.layer3,
+                                  model.layer4) for block in layer]
+    for block in blocks:
+        block.register_forward_pre_hook(enter)
+        block.register_forward_hook(leave)
     with torch.no_grad():
         model(torch.zeros(1, 3, 224, 224))
-    unit = max(sum(p.numel() for p in block.parameters())
-               for layer in (model.layer1, model.layer2, model.layer3,
-                             model.layer4) for block in layer)
-    return params, flops[0], unit, saved[0]
+    unit = max(sum(p.numel() for p in block.parameters()) for block in blocks)
+    checkpointed = inside["outside"] + inside["inputs"] + max(per_block.values())
+    return params, flops[0], unit, {"all": saved[0],
+                                    "checkpointed": checkpointed}
 
 
 def link_for(ranks):
@@ -290,15 +364,16 @@ def link_for(ranks):
 
 
 def print_table(name, params, unit, compute, activations, batch_note, mfu):
+    """`activations`: {"all": ..., "checkpointed": ...} bytes per GPU."""
     # bf16 weights and gradients; AdamW's two fp32 moments and fp32 master
     # weights: 12 bytes of state per parameter.
     grad_bytes = weight_bytes = 2 * params
     optimizer = params * 28 / 3.35e12  # 28 B/param at HBM3's 3.35 TB/s
     print(f"\n{name}: {params / 1e6:.0f} M parameters; {batch_note}; "
           f"compute {compute * 1e3:.1f} ms/step at {mfu:.0%} MFU\n")
-    print("| GPUs | link | DDP ms | ZeRO-2 ms (as built) | ZeRO-3 ms | "
-          "DDP GB | ZeRO-2 GB | ZeRO-3 GB |")
-    print("| --- " * 8 + "|")
+    print("| GPUs | link | DDP ms | ZeRO-2 ms (as built) | ZeRO-3 ms (as "
+          "built) | ZeRO-3 ms (prefetch) | DDP GB | ZeRO-2 GB | ZeRO-3 GB |")
+    print("| --- " * 9 + "|")
     for ranks in (8, 16, 32, 64, 128, 256, 512):
         link = link_for(ranks)
         times, sizes = [], []
@@ -309,8 +384,9 @@ def print_table(name, params, unit, compute, activations, batch_note, mfu):
                           activations)
             total = sum(held.values())
             times.append(f"{seconds * 1e3:.1f}")
-            sizes.append(f"{total / 1e9:.1f}" +
-                         ("" if total <= H100_MEMORY else " (over)"))
+            if strategy != "zero3-prefetch":
+                sizes.append(f"{total / 1e9:.1f}" +
+                             ("" if total <= H100_MEMORY else " (over)"))
         print(f"| {ranks} | {link.name} | " + " | ".join(times) + " | " +
               " | ".join(sizes) + " |")
 
@@ -319,11 +395,13 @@ def tables(args):
     print("Predictions, not measurements: H100 SXM5 (989 TFLOPS BF16, 80 "
           "GB), 8 GPUs per node on NVLink 4 (450 GB/s each way), nodes on "
           "InfiniBand NDR (50 GB/s per GPU); bf16 compute, fp32 AdamW state "
-          "and master weights. DDP hides its all-reduce behind backward, "
-          "ZeRO-3 its prefetched gathers behind forward and backward; this "
-          "runtime's ZeRO-2 hides nothing. GB: weights, gradients, "
-          "optimizer state and activations per GPU (\"over\": beyond 80 "
-          "GB).")
+          "and master weights. DDP hides its all-reduce behind backward; "
+          "this runtime's ZeRO-2 and ZeRO-3 hide nothing, and its ZeRO-3 "
+          "recomputes each unit's forward (+1/3 compute); ZeRO-3 with "
+          "prefetch (not built) would hide its gathers behind forward and "
+          "backward. GB: weights, gradients, optimizer state and activations "
+          "per GPU (\"over\": beyond 80 GB); ZeRO-3 keeps the units' inputs "
+          "and one unit's activations.")
     sequences = 8
     for name, model in GPT2.items():
         tokens = sequences * model["context"]
@@ -336,7 +414,8 @@ def tables(args):
     params, flops, unit, saved = resnet50_profile()
     images = 256
     compute = 3 * flops * images / (H100_PEAK * MFU["cnn"])
-    print_table("ResNet-50", params, unit, compute, saved * images,
+    print_table("ResNet-50", params, unit, compute,
+                {k: v * images for k, v in saved.items()},
                 f"{images} images of 224x224 per GPU", MFU["cnn"])
 
 
