@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ActivationCheckpointing.h"
 #include "MethodLowering.h"
-#include "ModuleUnits.h"
 #include "PassUtils.h"
 #include "Report.h"
 #include "composer/Passes/Passes.h"
@@ -29,6 +29,47 @@ namespace composer {
 
 using namespace mlir;
 using namespace composer;
+
+RecomputedRegionOp composer::outlineIntoCheckpoint(ModuleUnit &unit) {
+  Operation *first = unit.ops.front(), *last = unit.ops.back();
+  Location loc = NameLoc::get(StringAttr::get(last->getContext(), unit.path),
+                              first->getLoc());
+  OpBuilder builder(last->getContext());
+  builder.setInsertionPointAfter(last);
+  SmallVector<Value> preserved;
+  for (GetParamOp read : unit.writtenBuffers)
+    preserved.push_back(builder.create<GetParamOp>(
+        read.getLoc(), read.getType(), read.getNameAttr()));
+  SmallVector<Type> resultTypes;
+  for (Value output : unit.outputs)
+    resultTypes.push_back(output.getType());
+  auto op = builder.create<CheckpointOp>(loc, resultTypes, unit.path,
+                                         unit.inputs, preserved);
+  Block *block = builder.createBlock(&op.getBody());
+  for (Value input : unit.inputs)
+    block->addArgument(input.getType(), input.getLoc());
+  for (Operation *member : unit.ops)
+    member->moveBefore(block, block->end());
+  builder.setInsertionPointToStart(block);
+  auto isInside = [&](OpOperand &use) {
+    return op->isProperAncestor(use.getOwner());
+  };
+  for (Value read : unit.clonedReads) {
+    read.replaceUsesWithIf(builder.clone(*read.getDefiningOp())->getResult(0),
+                           isInside);
+    if (read.use_empty())
+      read.getDefiningOp()->erase();
+  }
+  for (auto [input, arg] : llvm::zip(unit.inputs, block->getArguments()))
+    input.replaceUsesWithIf(arg, isInside);
+  builder.setInsertionPointToEnd(block);
+  builder.create<YieldOp>(loc, unit.outputs);
+  for (auto [output, result] : llvm::zip(unit.outputs, op.getResults()))
+    output.replaceUsesWithIf(result, [&](OpOperand &use) {
+      return !op->isAncestor(use.getOwner());
+    });
+  return cast<RecomputedRegionOp>(op.getOperation());
+}
 
 namespace {
 

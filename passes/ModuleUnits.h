@@ -3,8 +3,8 @@
 // Private to passes/. A unit is the ops of one module's forward (a
 // transformer layer, a residual block), found from the module paths the
 // importer puts on every op. Activation checkpointing recomputes units and
-// parameter sharding gathers each unit's weights; both find them here and
-// outline them into composer.checkpoint regions here.
+// parameter sharding gathers each unit's weights; both find them here, and
+// activation checkpointing's outlineIntoCheckpoint makes them regions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,9 +74,6 @@ mlir::FailureOr<ModuleUnit>
 collectModuleUnit(mlir::Block &body, llvm::StringRef path,
                   mlir::SymbolTableCollection &symbolTables,
                   std::string &reason, mlir::Operation *&site);
-
-/// Moves `unit` into a composer.checkpoint after its last op.
-CheckpointOp outlineIntoCheckpoint(ModuleUnit &unit);
 
 } // namespace composer
 

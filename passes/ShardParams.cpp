@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ActivationCheckpointing.h"
 #include "MethodLowering.h"
-#include "ModuleUnits.h"
 #include "PassUtils.h"
 #include "Report.h"
 #include "composer/Passes/Passes.h"
@@ -37,7 +37,7 @@ using ParameterReads = llvm::MapVector<StringAttr, SmallVector<GetParamOp>>;
 /// A unit and the parameters it reads: a composer.checkpoint's region, or
 /// for the root (no op) forward's body outside every checkpoint.
 struct ShardUnit {
-  CheckpointOp op;
+  RecomputedRegionOp op;
   ParameterReads reads;
 
   StringRef getPath() { return op ? op.getUnit() : StringRef(); }
@@ -56,7 +56,7 @@ void collectParameterReads(Operation *root, ShardUnit &unit,
                            SymbolTableCollection &symbolTables,
                            bool intoCheckpoints) {
   root->walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (!intoCheckpoints && isa<CheckpointOp>(op))
+    if (!intoCheckpoints && isa<RecomputedRegionOp>(op))
       return WalkResult::skip();
     if (isParameterRead(op, symbolTables))
       unit.reads[cast<GetParamOp>(op).getNameAttr().getAttr()].push_back(
@@ -118,9 +118,10 @@ struct ShardParamsPass
     SiteReport report(module, getArgument());
     // Sharded already: applied twice equals once.
     if (!forward.getOps<GatherUnitOp>().empty() ||
-        llvm::any_of(forward.getOps<CheckpointOp>(), [](CheckpointOp op) {
-          return !op.getBody().getOps<GatherUnitOp>().empty();
-        })) {
+        llvm::any_of(forward.getOps<RecomputedRegionOp>(),
+                     [](RecomputedRegionOp op) {
+                       return !op.getUnitBody().getOps<GatherUnitOp>().empty();
+                     })) {
       report.emit("units sharded");
       return;
     }
@@ -151,7 +152,7 @@ struct ShardParamsPass
     std::vector<ShardUnit> found(1);
     collectParameterReads(forward, found.front(), symbolTables,
                           /*intoCheckpoints=*/false);
-    for (CheckpointOp op : forward.getOps<CheckpointOp>()) {
+    for (RecomputedRegionOp op : forward.getOps<RecomputedRegionOp>()) {
       ShardUnit &unit = found.emplace_back();
       unit.op = op;
       collectParameterReads(op, unit, symbolTables, /*intoCheckpoints=*/true);
@@ -167,7 +168,7 @@ struct ShardParamsPass
                                    "' reads no parameters");
         continue;
       }
-      Block &block = unit.op ? unit.op.getBody().front() : body;
+      Block &block = unit.op ? unit.op.getUnitBody() : body;
       Location loc = unit.op ? unit.op.getLoc() : forward.getLoc();
       gathers.push_back(gatherAtStart(unit, block, loc));
       report.match(gathers.back());

@@ -43,8 +43,17 @@ def RecomputedRegionOpInterface : OpInterface<"RecomputedRegionOp"> {
     An op whose one region is a unit of the model that backward computes
     again (activation checkpointing): the region takes the op's leading
     operands and yields its results. Analyses look through it, and a FLOP
-    count adds the region's forward to backward.
+    count adds the region's forward to backward. Other methods that work
+    per unit (parameter sharding) find units through it.
   }];
+  let methods = [
+    InterfaceMethod<"The module path of the unit (`h.3`).",
+                    "::llvm::StringRef", "getUnit", (ins),
+                    [{ return $_op.getUnit(); }]>,
+    InterfaceMethod<"The unit's ops: the region's one block.",
+                    "::mlir::Block &", "getUnitBody", (ins),
+                    [{ return $_op.getBody().front(); }]>,
+  ];
 }
 
 def ConvolutionOpInterface : OpInterface<"ConvolutionLike"> {
