@@ -6,8 +6,13 @@ SHARDED.pt is the model through composer-shard-params; ONE.jsonl the
 metrics of one process training it unsharded, RANKS.jsonl those of rank 0
 of RANKS processes under full_shard, which checkpointed every INTERVAL
 batches. By the runtime's own accounting, a rank holds at most 1/RANKS of
-the parameters, gradients and optimizer state, plus two units' parameters
-(the gathered ones; shards are padded to RANKS elements per buffer). Each
+the parameters, gradients and optimizer state, plus what is gathered: the
+root unit's parameters, which stay gathered for the step (the root is not
+checkpointed), and two units': the one that runs and, for a moment, the one
+before it, whose whole buffer Gloo's worker thread may still hold after the
+all-gather completed (seen on a loaded machine). Shards are padded to RANKS
+elements per buffer. With three layers, a runtime that kept every unit
+gathered would exceed it. Each
 unit's gradients are reduce-scattered once per step, and its parameters
 all-gathered once in forward and, checkpointed, once more in backward; no
 gradient is all-reduced.
@@ -57,12 +62,15 @@ def rows(path):
 
 def main(library, model_path, one_path, ranks_path, ranks, interval):
     units = unit_bytes(library, model_path)
+    assert len(units) >= 4, "the check needs at least three units and the root"
+    root = units.pop("")
     two_units = sum(sorted(units.values())[-2:])
     total = sum(rows(one_path)[-1][key] for key in MEMORY)
     # Each flat buffer (a unit's decayed and undecayed parameters) is padded
-    # by fewer than RANKS fp32 elements, counted in each of the three.
-    padding = 3 * 2 * len(units) * ranks * 4
-    bound = total / ranks + two_units + padding
+    # by fewer than RANKS fp32 elements, counted in the shards of each of the
+    # three and in the gathered buffers.
+    padding = 4 * 2 * (len(units) + 1) * ranks * 4
+    bound = total / ranks + root + two_units + padding
     for row in rows(ranks_path):
         held = sum(row[key] for key in MEMORY)
         assert held <= bound, (row, bound)
@@ -78,8 +86,9 @@ def main(library, model_path, one_path, ranks_path, ranks, interval):
         # The loss and stop flags ride on one all-reduce, the clipping norm
         # on another; no gradient does.
         assert row["communication/bytes/all_reduce"] <= 64, row
-    print(f"{len(units)} units; held at most 1/{ranks} of the state plus two "
-          f"units; each step reduce-scatters once and gathers at most twice")
+    print(f"root and {len(units)} units; held at most 1/{ranks} of the state "
+          f"plus the root and two units; each step reduce-scatters once and "
+          f"gathers at most twice")
 
 
 if __name__ == "__main__":
