@@ -221,8 +221,9 @@ struct GatherUnitToAten : OpConversionPattern<GatherUnitOp> {
         Operation *read = param.getDefiningOp();
         if (!read || !param.hasOneUse())
           return rewriter.notifyMatchFailure(op, "a parameter is no own read");
-        rewriter.modifyOpInPlace(read,
-                                 [&] { param.setType(result.getType()); });
+        Value value = param;
+        Type type = result.getType();
+        rewriter.modifyOpInPlace(read, [&] { value.setType(type); });
       }
     rewriter.replaceOp(op, adaptor.getParams());
     return success();
