@@ -179,15 +179,12 @@ void ShardedDataParallel::layOutUnits(const std::vector<GatheredUnit> &units) {
   }
   for (FlatGroup &group : groups_) {
     int64_t shard = (group.elements() + world - 1) / world;
-    torch::Tensor flat = torch::zeros({shard * world}, group.shard.options());
-    for (Member &member : group.members)
-      placeIn(flat, member).copy_(member.parameter);
     group.shardBegin = communicator_.rank() * shard;
-    group.shard = flat.narrow(0, group.shardBegin, shard).clone();
+    group.shard = torch::empty({shard}, group.shard.options());
     // Aliases the chunk when the parameters are fp32.
     group.master = group.shard.to(torch::kFloat);
   }
-  releaseParameters(/*takeWeights=*/false);
+  releaseParameters(/*takeWeights=*/true);
 }
 
 ShardedDataParallel::~ShardedDataParallel() = default;
