@@ -111,14 +111,13 @@ struct ShardParamsPass
         UnitSelection::parse(units, module, getArgument());
     if (failed(selection))
       return signalPassFailure();
-    func::FuncOp forward = lookupForward(module, getArgument());
-    if (!forward)
+    func::FuncOp original = lookupForward(module, getArgument());
+    if (!original)
       return signalPassFailure();
-    Block &body = forward.getBody().front();
     SiteReport report(module, getArgument());
     // Sharded already: applied twice equals once.
-    if (!forward.getOps<GatherUnitOp>().empty() ||
-        llvm::any_of(forward.getOps<RecomputedRegionOp>(),
+    if (!original.getOps<GatherUnitOp>().empty() ||
+        llvm::any_of(original.getOps<RecomputedRegionOp>(),
                      [](RecomputedRegionOp op) {
                        return !op.getUnitBody().getOps<GatherUnitOp>().empty();
                      })) {
@@ -126,6 +125,12 @@ struct ShardParamsPass
       return;
     }
 
+    // The units are outlined before it can be told whether each parameter
+    // belongs to one of them, so the rewrite works on a copy, taken only
+    // when that holds: a failed run leaves the model as it was.
+    OwningOpRef<ModuleOp> copy = module.clone();
+    func::FuncOp forward = lookupForward(*copy, getArgument());
+    Block &body = forward.getBody().front();
     SymbolTableCollection symbolTables;
     for (const std::string &path : selection->findModules(forward, report)) {
       std::string reason;
@@ -176,6 +181,13 @@ struct ShardParamsPass
     if (prefetch)
       for (size_t i = 0; i + 1 < gathers.size(); ++i)
         gathers[i].setPrefetch(gathers[i + 1].getUnit());
+    // Sharding the root alone shards no parameter while the step runs.
+    if (gathers.size() == 1 && gathers.front().getUnit().empty())
+      emitWarning(forward.getLoc(), getArgument())
+          << ": no unit but the root was found, so every parameter is "
+             "gathered for the whole step and only the gradients and the "
+             "optimizer state stay sharded; name the units (units=...)";
+    module.getBodyRegion().takeBody(copy->getBodyRegion());
     report.emit("units sharded");
   }
 

@@ -1,4 +1,5 @@
 // RUN: not composer-opt %s --composer-shard-params 2>&1 | FileCheck %s
+// RUN: not composer-opt %s --composer-shard-params --mlir-print-ir-after-failure 2>&1 | FileCheck %s --check-prefix=UNCHANGED
 
 // A layer whose weight the head reads too (tied across units): each
 // parameter belongs to one unit's shard, so the pass fails and says where.
@@ -17,3 +18,9 @@ module @tied {
 
 // CHECK: error: loc("blocks.0.fc"): composer-shard-params: parameter 'blocks.0.fc.weight' is read by the root unit and unit 'blocks.0'; a parameter belongs to one unit: choose units that contain every read of it (units=...)
 // CHECK-NOT: module
+
+// The pass fails before it changes anything: no unit is outlined.
+// UNCHANGED: IR Dump After ShardParams Failed
+// UNCHANGED-NOT: composer.checkpoint
+// UNCHANGED: composer.add
+// UNCHANGED-NOT: composer.checkpoint

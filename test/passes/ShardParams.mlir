@@ -149,3 +149,5 @@ module @skips {
 // PATTERN-REPORT: remark: composer-shard-params: 1 units sharded, 2 skipped
 // PATTERN-REPORT: note: loc("blocks.0.act"): 1 skipped: module 'blocks.0' reads no parameters
 // PATTERN-REPORT: note: loc("blocks.1"): 1 skipped: module 'blocks.1': it takes a value that is no tensor from outside; its parameters join the root unit
+// With the root alone, parameters are not sharded while the step runs.
+// REPORT: warning: composer-shard-params: no unit but the root was found, so every parameter is gathered for the whole step and only the gradients and the optimizer state stay sharded; name the units (units=...)
