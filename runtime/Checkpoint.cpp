@@ -1,6 +1,7 @@
 //===- Checkpoint.cpp - Saving and resuming a run -------------------------===//
 
 #include "composer/Runtime/Checkpoint.h"
+#include "CheckpointFiles.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/serialize.h>
@@ -18,18 +19,12 @@ namespace fs = std::filesystem;
 
 namespace composer::runtime {
 
-static constexpr const char *kFormat = "composer-train-checkpoint";
-static constexpr int64_t kVersion = 1;
+namespace checkpoint_files {
 
-namespace {
-using Dict = c10::impl::GenericDict;
-
-[[noreturn]] void fail(const std::string &path, const std::string &message) {
+void fail(const std::string &path, const std::string &message) {
   throw std::runtime_error(path + ": " + message);
 }
 
-/// Writes `path` through a temporary file and a rename, so readers see the
-/// old file or the whole new one, never a part.
 void writeAtomically(const std::string &path, const char *data, size_t size,
                      const std::string &what) {
   std::string temporary = path + ".tmp";
@@ -51,26 +46,57 @@ void writeAtomically(const std::string &path, const char *data, size_t size,
   }
 }
 
-torch::Tensor bytesTensor(const std::string &bytes) {
+void writeDict(const std::string &path, const Dict &dict,
+               const std::string &what) {
+  std::vector<char> bytes = torch::pickle_save(dict);
+  writeAtomically(path, bytes.data(), bytes.size(), what);
+}
+
+Dict readDict(const std::string &path, const std::string &what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    fail(path, "cannot open " + what);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
+                          std::istreambuf_iterator<char>());
+  c10::IValue loaded;
+  try {
+    loaded = torch::pickle_load(bytes);
+  } catch (const c10::Error &error) {
+    fail(path, "corrupt or truncated " + what + " (" +
+                   std::string(error.what_without_backtrace()) + ")");
+  }
+  if (!loaded.isGenericDict())
+    fail(path, "not a composer-train " + what);
+  return loaded.toGenericDict();
+}
+
+torch::Tensor archiveTensor(torch::serialize::OutputArchive &archive) {
+  std::ostringstream stream;
+  archive.save_to(stream);
+  std::string bytes = stream.str();
   torch::Tensor tensor = torch::empty({int64_t(bytes.size())}, torch::kUInt8);
   std::memcpy(tensor.data_ptr(), bytes.data(), bytes.size());
   return tensor;
 }
 
-std::string tensorBytes(const torch::Tensor &tensor) {
-  torch::Tensor contiguous = tensor.contiguous();
-  return std::string(static_cast<const char *>(contiguous.data_ptr()),
-                     contiguous.numel());
+void readArchive(const torch::Tensor &bytes,
+                 torch::serialize::InputArchive &archive) {
+  torch::Tensor contiguous = bytes.contiguous();
+  std::istringstream stream(std::string(
+      static_cast<const char *>(contiguous.data_ptr()), contiguous.numel()));
+  archive.load_from(stream);
 }
 
-std::string archiveBytes(torch::serialize::OutputArchive &archive) {
-  std::ostringstream stream;
-  archive.save_to(stream);
-  return stream.str();
+const c10::IValue &lookup(const Dict &dict, const std::string &key,
+                          const std::string &path) {
+  auto it = dict.find(key);
+  if (it == dict.end())
+    fail(path, "not a composer-train checkpoint: no '" + key + "' entry");
+  return it->value();
 }
 
 /// The generators a run draws from: CPU and every visible CUDA device.
-std::vector<std::pair<std::string, at::Generator>> defaultGenerators() {
+static std::vector<std::pair<std::string, at::Generator>> defaultGenerators() {
   std::vector<std::pair<std::string, at::Generator>> generators = {
       {"cpu", at::detail::getDefaultCPUGenerator()}};
   if (torch::cuda::is_available())
@@ -81,17 +107,8 @@ std::vector<std::pair<std::string, at::Generator>> defaultGenerators() {
   return generators;
 }
 
-const c10::IValue &lookup(const Dict &dict, const std::string &key,
-                          const std::string &path) {
-  auto it = dict.find(key);
-  if (it == dict.end())
-    fail(path, "not a composer-train checkpoint: no '" + key + "' entry");
-  return it->value();
-}
-} // namespace
-
-void saveCheckpoint(const std::string &path, const State &state,
-                    const CheckpointExtras &extras, bool weightsOnly) {
+Dict checkpointDict(const State &state, const CheckpointExtras &extras,
+                    bool weightsOnly, const std::set<std::string> &leftOut) {
   Dict checkpoint(c10::StringType::get(), c10::AnyType::get());
   checkpoint.insert("format", std::string(kFormat));
   checkpoint.insert("version", kVersion);
@@ -113,24 +130,23 @@ void saveCheckpoint(const std::string &path, const State &state,
   c10::Dict<std::string, torch::Tensor> model;
   c10::List<std::string> frozen;
   for (const auto &[name, tensor] : namedParameters(state.model)) {
-    model.insert(name, tensor.detach().cpu());
     if (!tensor.requires_grad())
       frozen.push_back(name);
+    if (!leftOut.count(name))
+      model.insert(name, tensor.detach().cpu());
   }
   for (const auto &[name, tensor] : namedBuffers(state.model))
-    model.insert(name, tensor.detach().cpu());
+    if (!leftOut.count(name))
+      model.insert(name, tensor.detach().cpu());
   checkpoint.insert("model", model);
   checkpoint.insert("frozen", frozen);
-  if (weightsOnly) {
-    std::vector<char> bytes = torch::pickle_save(checkpoint);
-    writeAtomically(path, bytes.data(), bytes.size(), "checkpoint");
-    return;
-  }
+  if (weightsOnly)
+    return checkpoint;
 
   if (state.optimizer) {
     torch::serialize::OutputArchive archive;
     state.optimizer->save(archive);
-    checkpoint.insert("optimizer", bytesTensor(archiveBytes(archive)));
+    checkpoint.insert("optimizer", archiveTensor(archive));
   }
 
   c10::Dict<std::string, torch::Tensor> rng;
@@ -152,36 +168,37 @@ void saveCheckpoint(const std::string &path, const State &state,
     for (const auto &algorithm : *extras.algorithms) {
       torch::serialize::OutputArchive archive;
       algorithm->saveState(archive);
-      algorithms.insert(algorithm->name(), bytesTensor(archiveBytes(archive)));
+      algorithms.insert(algorithm->name(), archiveTensor(archive));
     }
   checkpoint.insert("algorithms", algorithms);
+  return checkpoint;
+}
 
-  std::vector<char> bytes = torch::pickle_save(checkpoint);
-  writeAtomically(path, bytes.data(), bytes.size(), "checkpoint");
+} // namespace checkpoint_files
+
+using namespace checkpoint_files;
+
+void saveCheckpoint(const std::string &path, const State &state,
+                    const CheckpointExtras &extras, bool weightsOnly) {
+  writeDict(path, checkpointDict(state, extras, weightsOnly), "checkpoint");
+}
+
+Dict readCheckpoint(const std::string &path) {
+  std::error_code error;
+  Dict checkpoint = fs::is_directory(path, error)
+                        ? consolidate(path)
+                        : readDict(path, "checkpoint");
+  if (lookup(checkpoint, "format", path).toStringRef() != kFormat)
+    fail(path, "not a composer-train checkpoint");
+  if (lookup(checkpoint, "version", path).toInt() != kVersion)
+    fail(path, "unsupported checkpoint version");
+  return checkpoint;
 }
 
 LoadReport loadCheckpoint(const std::string &path, State &state,
                           CheckpointExtras &extras,
                           const LoadOptions &options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    fail(path, "cannot open checkpoint");
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
-                          std::istreambuf_iterator<char>());
-  c10::IValue loaded;
-  try {
-    loaded = torch::pickle_load(bytes);
-  } catch (const c10::Error &error) {
-    fail(path, "corrupt or truncated checkpoint (" +
-                   std::string(error.what_without_backtrace()) + ")");
-  }
-  if (!loaded.isGenericDict())
-    fail(path, "not a composer-train checkpoint");
-  Dict checkpoint = loaded.toGenericDict();
-  if (lookup(checkpoint, "format", path).toStringRef() != kFormat)
-    fail(path, "not a composer-train checkpoint");
-  if (lookup(checkpoint, "version", path).toInt() != kVersion)
-    fail(path, "unsupported checkpoint version");
+  Dict checkpoint = readCheckpoint(path);
   bool savedWeightsOnly = checkpoint.contains("weights_only") &&
                           checkpoint.at("weights_only").toBool();
   if (savedWeightsOnly && !options.weightsOnly)
@@ -270,9 +287,7 @@ LoadReport loadCheckpoint(const std::string &path, State &state,
 
   if (state.optimizer && checkpoint.contains("optimizer")) {
     torch::serialize::InputArchive archive;
-    std::istringstream stream(
-        tensorBytes(checkpoint.at("optimizer").toTensor()));
-    archive.load_from(stream);
+    readArchive(checkpoint.at("optimizer").toTensor(), archive);
     state.optimizer->load(archive);
   }
 
@@ -299,8 +314,7 @@ LoadReport loadCheckpoint(const std::string &path, State &state,
       if (it == algorithms.end())
         continue; // Added on resume: it starts fresh.
       torch::serialize::InputArchive archive;
-      std::istringstream stream(tensorBytes(it->value().toTensor()));
-      archive.load_from(stream);
+      readArchive(it->value().toTensor(), archive);
       algorithm->loadState(archive);
     }
   if (checkpoint.contains("pipeline"))
@@ -321,35 +335,38 @@ CheckpointFolder::CheckpointFolder(std::string folder, int keep,
 std::string CheckpointFolder::save(const State &state,
                                    const CheckpointExtras &extras) {
   std::string path = pathFor(state);
-  std::string name = fs::path(path).filename().string();
   saveCheckpoint(path, state, extras, weightsOnly_);
+  publish(path);
+  return path;
+}
 
+void CheckpointFolder::publish(const std::string &path) {
   // `latest` names the newest whole checkpoint; it too is renamed in place.
   std::string latestPath = (fs::path(folder_) / "latest").string();
-  std::string line = name + "\n";
+  std::string line = fs::path(path).filename().string() + "\n";
   writeAtomically(latestPath, line.data(), line.size(), "'latest'");
 
   // Prune by scanning the folder, so checkpoints of an earlier process of
-  // the same run (before an autoresume) count too.
-  if (keep_ > 0) {
-    std::vector<std::pair<int64_t, fs::path>> existing;
-    for (const auto &entry : fs::directory_iterator(folder_)) {
-      std::string file = entry.path().filename().string();
-      long long epoch = 0, batch = 0;
-      char tail = 0;
-      if (std::sscanf(file.c_str(), "ep%lld-ba%lld.ckp%c", &epoch, &batch,
-                      &tail) == 3 &&
-          tail == 't' && file.size() > 5 &&
-          file.compare(file.size() - 5, 5, ".ckpt") == 0)
-        existing.emplace_back(batch, entry.path());
-    }
-    std::sort(existing.begin(), existing.end());
-    for (size_t i = 0; i + size_t(keep_) < existing.size(); ++i) {
-      std::error_code ignored;
-      fs::remove(existing[i].second, ignored);
-    }
+  // the same run (before an autoresume) count too. A sharded checkpoint is
+  // a directory of the same name.
+  if (keep_ <= 0)
+    return;
+  std::vector<std::pair<int64_t, fs::path>> existing;
+  for (const auto &entry : fs::directory_iterator(folder_)) {
+    std::string file = entry.path().filename().string();
+    long long epoch = 0, batch = 0;
+    char tail = 0;
+    if (std::sscanf(file.c_str(), "ep%lld-ba%lld.ckp%c", &epoch, &batch,
+                    &tail) == 3 &&
+        tail == 't' && file.size() > 5 &&
+        file.compare(file.size() - 5, 5, ".ckpt") == 0)
+      existing.emplace_back(batch, entry.path());
   }
-  return path;
+  std::sort(existing.begin(), existing.end());
+  for (size_t i = 0; i + size_t(keep_) < existing.size(); ++i) {
+    std::error_code ignored;
+    fs::remove_all(existing[i].second, ignored);
+  }
 }
 
 std::string CheckpointFolder::pathFor(const State &state) const {

@@ -523,6 +523,15 @@ void Trainer::accumulateGradientsAdapting(const Batch &batch) {
 }
 
 void Trainer::saveCheckpoint() {
+  lastCheckpointBatch_ = state_.timestamp.batch;
+  if (sharded_ && config_.shardedCheckpoints) {
+    lastCheckpoint_ = checkpoints_->saveSharded(
+        state_, extras_,
+        sharded_->shardedState(config_.saveWeightsOnly ? nullptr
+                                                       : optimizer_.get()),
+        *config_.communicator);
+    return;
+  }
   // Ranks hold the same weights; one writes, all know the path. A sharded
   // run's ranks gather the optimizer state first, as one process holds it.
   std::unique_ptr<Optimizer> whole;
@@ -540,7 +549,6 @@ void Trainer::saveCheckpoint() {
   }
   if (gathersWeights)
     sharded_->releaseParameters(/*takeWeights=*/false);
-  lastCheckpointBatch_ = state_.timestamp.batch;
 }
 
 void Trainer::maybeCheckpoint(Event event, const Time &interval) {

@@ -39,29 +39,6 @@ namespace {
 /// them, so that a step's extra memory stays that of one bucket.
 constexpr int64_t kBucketBytes = 25 << 20;
 
-/// LibTorch's key for a parameter's optimizer state.
-std::string stateKey(const torch::Tensor &parameter) {
-  return c10::guts::to_string(parameter.unsafeGetTensorImpl());
-}
-
-/// A state like `like` (same kind and step count) holding `tensors`, in
-/// optimizerStateTensors' order.
-std::unique_ptr<torch::optim::OptimizerParamState>
-makeState(torch::optim::OptimizerParamState &like,
-          const std::vector<torch::Tensor> &tensors) {
-  if (auto *adam = dynamic_cast<torch::optim::AdamWParamState *>(&like)) {
-    auto state = std::make_unique<torch::optim::AdamWParamState>();
-    state->step(adam->step());
-    state->exp_avg(tensors[0]);
-    state->exp_avg_sq(tensors[1]);
-    state->max_exp_avg_sq(tensors[2]);
-    return state;
-  }
-  auto state = std::make_unique<torch::optim::SGDParamState>();
-  state->momentum_buffer(tensors[0]);
-  return state;
-}
-
 } // namespace
 
 ShardedDataParallel::ShardedDataParallel(
@@ -533,7 +510,7 @@ ShardedDataParallel::gatherOptimizer(Optimizer &shards) {
   auto &wholeStates = whole->impl().state();
   for (FlatGroup &group : groups_) {
     // Every rank stepped its master as often, so all have state or none.
-    auto it = shardStates.find(stateKey(group.master));
+    auto it = shardStates.find(optimizerStateKey(group.master));
     if (it == shardStates.end())
       continue;
     std::vector<std::vector<torch::Tensor>> perMember(group.members.size());
@@ -554,8 +531,8 @@ ShardedDataParallel::gatherOptimizer(Optimizer &shards) {
       }
     }
     for (size_t i = 0; i < group.members.size(); ++i)
-      wholeStates[stateKey(group.members[i].parameter)] =
-          makeState(*it->second, perMember[i]);
+      wholeStates[optimizerStateKey(group.members[i].parameter)] =
+          makeOptimizerState(*it->second, perMember[i]);
   }
   return whole;
 }
@@ -567,10 +544,10 @@ void ShardedDataParallel::scatterOptimizer(Optimizer &whole,
   auto &shardStates = shards.impl().state();
   auto &wholeStates = whole.impl().state();
   for (FlatGroup &group : groups_) {
-    shardStates.erase(stateKey(group.master));
+    shardStates.erase(optimizerStateKey(group.master));
     torch::optim::OptimizerParamState *like = nullptr;
     for (const Member &member : group.members) {
-      auto it = wholeStates.find(stateKey(member.parameter));
+      auto it = wholeStates.find(optimizerStateKey(member.parameter));
       if (it != wholeStates.end()) {
         like = it->second.get();
         break;
@@ -583,7 +560,7 @@ void ShardedDataParallel::scatterOptimizer(Optimizer &whole,
          ++index) {
       torch::Tensor flat;
       for (const Member &member : group.members) {
-        auto it = wholeStates.find(stateKey(member.parameter));
+        auto it = wholeStates.find(optimizerStateKey(member.parameter));
         if (it == wholeStates.end())
           continue;
         torch::Tensor tensor = optimizerStateTensors(*it->second)[index];
@@ -599,8 +576,28 @@ void ShardedDataParallel::scatterOptimizer(Optimizer &whole,
               ? flat.narrow(0, group.shardBegin, group.shardSize()).clone()
               : torch::Tensor());
     }
-    shardStates[stateKey(group.master)] = makeState(*like, tensors);
+    shardStates[optimizerStateKey(group.master)] =
+        makeOptimizerState(*like, tensors);
   }
+}
+
+ShardedState ShardedDataParallel::shardedState(Optimizer *shards) const {
+  ShardedState state;
+  state.rank = communicator_.rank();
+  state.worldSize = communicator_.worldSize();
+  state.spec = spec_;
+  for (const auto &[name, parameter] : parameters_)
+    state.parameters.push_back(name);
+  for (const FlatGroup &group : groups_) {
+    ShardedState::Group &saved = state.groups.emplace_back();
+    saved.decayed = group.decayed;
+    saved.chunk = group.shard;
+    for (const Member &member : group.members)
+      saved.members.push_back(
+          {member.name, member.offset, member.sizes, member.strides});
+  }
+  state.optimizer = shards;
+  return state;
 }
 
 TrainingStateBytes ShardedDataParallel::memory(Optimizer &shards) const {

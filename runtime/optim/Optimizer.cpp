@@ -226,6 +226,26 @@ optimizerStateTensors(torch::optim::OptimizerParamState &state) {
   return {};
 }
 
+std::string optimizerStateKey(const torch::Tensor &parameter) {
+  return c10::guts::to_string(parameter.unsafeGetTensorImpl());
+}
+
+std::unique_ptr<torch::optim::OptimizerParamState>
+makeOptimizerState(torch::optim::OptimizerParamState &like,
+                   const std::vector<torch::Tensor> &tensors) {
+  if (auto *adam = dynamic_cast<torch::optim::AdamWParamState *>(&like)) {
+    auto state = std::make_unique<torch::optim::AdamWParamState>();
+    state->step(adam->step());
+    state->exp_avg(tensors[0]);
+    state->exp_avg_sq(tensors[1]);
+    state->max_exp_avg_sq(tensors[2]);
+    return state;
+  }
+  auto state = std::make_unique<torch::optim::SGDParamState>();
+  state->momentum_buffer(tensors[0]);
+  return state;
+}
+
 int64_t Optimizer::stateBytes() {
   int64_t bytes = 0;
   for (auto &[key, state] : impl_->state())

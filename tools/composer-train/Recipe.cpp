@@ -108,6 +108,17 @@ public:
       }
     }
     shardUnits = reader.string(parallelism, "units", "blocks");
+    if (const RecipeValue *type = reader.get(parallelism, "state_dict_type")) {
+      if (type->scalar != "sharded" && type->scalar != "full")
+        reader.error(type->loc, "unknown state_dict_type '" + type->scalar +
+                                    "' (expected sharded or full)");
+      else if (type->scalar == "sharded" &&
+               config.sharding == ShardingStrategy::None)
+        reader.error(type->loc, "state_dict_type 'sharded' needs "
+                                "parallelism.sharding shard_grad_op or "
+                                "full_shard");
+      config.shardedCheckpoints = type->scalar == "sharded";
+    }
     double timeout = reader.number(root, "dist_timeout", 60);
     if (timeout <= 0)
       reader.error(root.loc, "'dist_timeout' must be positive (seconds)");

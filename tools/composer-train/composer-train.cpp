@@ -14,6 +14,7 @@
 #include "Launcher.h"
 #include "Recipe.h"
 
+#include "composer/Runtime/Checkpoint.h"
 #include "composer/Runtime/Interrupt.h"
 #include "composer/Runtime/Logger.h"
 #include "composer/Runtime/Options.h"
@@ -66,6 +67,15 @@ static cl::list<std::string>
                      "callbacks (repeatable; examples/plugin)"),
             cl::value_desc("lib.so"), cl::cat(trainCategory));
 
+static cl::opt<std::string> consolidate(
+    "consolidate",
+    cl::desc("Write the sharded checkpoint CKPT (the directory a sharded "
+             "run saves) as one whole checkpoint at -o, then exit"),
+    cl::value_desc("CKPT"), cl::cat(trainCategory));
+static cl::opt<std::string>
+    consolidatedPath("o", cl::desc("Where --consolidate writes"),
+                     cl::value_desc("file"), cl::cat(trainCategory));
+
 static cl::OptionCategory
     launchCategory("Launching several processes (torchrun's contract)");
 static cl::opt<int>
@@ -97,6 +107,22 @@ int main(int argc, char **argv) {
       "composer-train: trains a TorchScript model from a Composer-style "
       "recipe\n\n  composer-train recipe.yaml optimizer.lr=0.05 "
       "max_duration=2ep\n");
+
+  if (!consolidate.empty() || !consolidatedPath.empty()) {
+    if (consolidate.empty() || consolidatedPath.empty() ||
+        !positional.empty()) {
+      errs() << "composer-train: error: usage: composer-train --consolidate "
+                "CKPT -o FILE\n";
+      return 1;
+    }
+    try {
+      composer::runtime::consolidateCheckpoint(consolidate, consolidatedPath);
+    } catch (const std::exception &e) {
+      errs() << "composer-train: error: " << e.what() << "\n";
+      return 1;
+    }
+    return 0;
+  }
 
   // Plugins register their components before any recipe names them; a
   // name taken twice (by the runtime or a plugin) is an error.

@@ -12,11 +12,26 @@
 // Files are written to a temporary name and renamed, so a run killed while
 // saving leaves the previous checkpoint whole.
 //
+// A sharded run (ZeRO) may write a sharded checkpoint instead: a directory
+// of the same name, written by every rank at once, without gathering:
+//   index.pt      rank 0: the dict above without the sharded tensors and
+//                 without `optimizer`, plus `sharding`: the world size, the
+//                 optimizer's spec, the trainable parameters' names in
+//                 order, and the flat groups' layout (each member's name,
+//                 offset, sizes and strides; whether the group decays)
+//   rank<R>.pt    rank R: its chunk of each group's weights, and the
+//                 archive of its optimizer over the fp32 master chunks
+// Loading consolidates it into the dict above in memory, so it resumes at
+// any world size; `composer-train --consolidate` writes that dict out.
+// The directory is written under `<name>.partial` and renamed once every
+// rank has written its part.
+//
 //===----------------------------------------------------------------------===//
 #ifndef COMPOSER_RUNTIME_CHECKPOINT_H
 #define COMPOSER_RUNTIME_CHECKPOINT_H
 
 #include "composer/Runtime/Algorithm.h"
+#include "composer/Runtime/Optim.h"
 #include "composer/Runtime/Precision.h"
 #include "composer/Runtime/State.h"
 
@@ -26,6 +41,8 @@
 #include <vector>
 
 namespace composer::runtime {
+
+class Communicator;
 
 /// What besides `State` a checkpoint carries.
 struct CheckpointExtras {
@@ -40,6 +57,52 @@ struct CheckpointExtras {
 /// and no training state: such a file starts runs, it does not resume them.
 void saveCheckpoint(const std::string &path, const State &state,
                     const CheckpointExtras &extras, bool weightsOnly = false);
+
+/// What a rank of a sharded run writes of its state: the trainable
+/// parameters laid out in flat buffers (groups), each padded to a multiple
+/// of the world size, of which rank r holds chunk r.
+struct ShardedState {
+  struct Member {
+    std::string name;
+    int64_t offset = 0;
+    std::vector<int64_t> sizes, strides;
+  };
+  struct Group {
+    bool decayed = true;
+    std::vector<Member> members;
+    /// This rank's chunk of the weights, in the parameters' dtype.
+    torch::Tensor chunk;
+  };
+  int rank = 0;
+  int worldSize = 1;
+  OptimizerSpec spec;
+  /// The trainable parameters' names, in the order the whole optimizer
+  /// takes them.
+  std::vector<std::string> parameters;
+  std::vector<Group> groups;
+  /// The optimizer over the groups' fp32 master chunks: those of decayed
+  /// groups, then the others, each in group order. Null writes weights
+  /// only.
+  Optimizer *optimizer = nullptr;
+};
+
+/// Writes this rank's part of a sharded checkpoint into the existing
+/// directory `dir`: rank<R>.pt, and on rank 0 index.pt. `state.optimizer`
+/// is not written; `shards.optimizer` is.
+void saveCheckpointShard(const std::string &dir, const State &state,
+                         const CheckpointExtras &extras,
+                         const ShardedState &shards, bool weightsOnly);
+
+/// The checkpoint at `path` as saveCheckpoint's dict: a file as it is, a
+/// sharded directory consolidated (the whole weights under their
+/// state_dict names, the whole optimizer). Throws std::runtime_error naming
+/// the file at fault.
+c10::impl::GenericDict readCheckpoint(const std::string &path);
+
+/// Writes the sharded checkpoint `dir` as one file at `out` (atomically),
+/// in saveCheckpoint's layout. Throws std::runtime_error naming the file at
+/// fault, or when `dir` is not a sharded checkpoint.
+void consolidateCheckpoint(const std::string &dir, const std::string &out);
 
 /// How much of a checkpoint a load takes: Composer's load_weights_only,
 /// load_strict_model_weights and load_ignore_keys.
@@ -67,7 +130,8 @@ struct LoadReport {
   std::vector<std::string> ignored;
 };
 
-/// Restores what `options` asks of what `saveCheckpoint` wrote into `state`
+/// Restores what `options` asks of what `saveCheckpoint` (or the ranks'
+/// saveCheckpointShard) wrote into `state`
 /// (whose model and optimizer must already exist) and `extras`. Throws
 /// std::runtime_error naming the path and the mismatch (missing tensor,
 /// shape, corrupt file, a weights-only file loaded to resume) before
@@ -86,6 +150,12 @@ public:
   /// Saves at the current timestamp, updates `latest`, prunes old ones.
   /// Returns the path written.
   std::string save(const State &state, const CheckpointExtras &extras);
+  /// The same for a sharded checkpoint: every rank of `communicator` calls
+  /// it with its `shards`. Throws std::runtime_error on every rank when one
+  /// of them fails to write its part; the checkpoint is then not published.
+  std::string saveSharded(const State &state, const CheckpointExtras &extras,
+                          const ShardedState &shards,
+                          Communicator &communicator);
   /// Where `save` writes the checkpoint of `state`'s timestamp.
   std::string pathFor(const State &state) const;
   /// The newest complete checkpoint, if any (for --autoresume).
@@ -93,6 +163,9 @@ public:
   const std::string &folder() const { return folder_; }
 
 private:
+  /// Points `latest` at `path` and prunes the oldest checkpoints.
+  void publish(const std::string &path);
+
   std::string folder_;
   int keep_;
   bool weightsOnly_;

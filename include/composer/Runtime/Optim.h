@@ -92,6 +92,13 @@ private:
 /// ones included.
 std::vector<torch::Tensor>
 optimizerStateTensors(torch::optim::OptimizerParamState &state);
+/// LibTorch's key for `parameter`'s state in torch::optim::Optimizer::state.
+std::string optimizerStateKey(const torch::Tensor &parameter);
+/// A state like `like` (same kind and step count) holding `tensors`, in
+/// optimizerStateTensors' order.
+std::unique_ptr<torch::optim::OptimizerParamState>
+makeOptimizerState(torch::optim::OptimizerParamState &like,
+                   const std::vector<torch::Tensor> &tensors);
 
 /// Composer's schedules, as a multiplier of the initial learning rate:
 ///   constant            alpha (1.0)

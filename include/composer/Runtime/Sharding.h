@@ -33,6 +33,7 @@
 #ifndef COMPOSER_RUNTIME_SHARDING_H
 #define COMPOSER_RUNTIME_SHARDING_H
 
+#include "composer/Runtime/Checkpoint.h"
 #include "composer/Runtime/Gradients.h"
 #include "composer/Runtime/Optim.h"
 #include "composer/Runtime/Precision.h"
@@ -125,6 +126,10 @@ public:
   std::unique_ptr<Optimizer> createWholeOptimizer() const;
   /// Takes this rank's shard of `whole`'s state into `shards`.
   void scatterOptimizer(Optimizer &whole, Optimizer &shards);
+
+  /// This rank's part of a sharded checkpoint: its chunks and `shards`, its
+  /// optimizer (null for weights only). No collective.
+  ShardedState shardedState(Optimizer *shards) const;
 
   /// What this rank holds now: the flat parameters (ZeRO-3: the chunks,
   /// plus the most whole units gathered at once so far), the gradient

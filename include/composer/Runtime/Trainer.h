@@ -95,6 +95,10 @@ struct TrainerConfig {
   /// How data-parallel ranks divide the training state (Sharding.h). In
   /// one process there is nothing to divide.
   ShardingStrategy sharding = ShardingStrategy::None;
+  /// Under sharding, each rank writes its own part of a checkpoint, which
+  /// then is a directory (Checkpoint.h); otherwise the state is gathered
+  /// and rank 0 writes one file (FSDP's state_dict_type sharded and full).
+  bool shardedCheckpoints = true;
   /// How long a collective may wait for a peer (for createCommunicator).
   std::chrono::milliseconds distributedTimeout{60000};
 

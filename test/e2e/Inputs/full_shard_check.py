@@ -4,8 +4,8 @@
 
 SHARDED.pt is the model through composer-shard-params; ONE.jsonl the
 metrics of one process training it unsharded, RANKS.jsonl those of rank 0
-of RANKS processes under full_shard, which checkpointed every INTERVAL
-batches. By the runtime's own accounting, a rank holds at most 1/RANKS of
+of RANKS processes under full_shard, which wrote full checkpoints every
+INTERVAL batches (0: sharded ones, which gather nothing). By the runtime's own accounting, a rank holds at most 1/RANKS of
 the parameters, gradients and optimizer state, plus what is gathered: the
 root unit's parameters, which stay gathered for the step (the root is not
 checkpointed), and two units': the one that runs and, for a moment, the one
@@ -77,9 +77,10 @@ def main(library, model_path, one_path, ranks_path, ranks, interval):
         scattered = row["communication/bytes/reduce_scatter"]
         gathered = row["communication/bytes/all_gather"]
         assert scattered > 0, row
-        # A checkpoint gathers the weights and the optimizer state too; its
-        # bytes count in the next step's.
-        if row["step"] > 1 and (row["step"] - 1) % interval == 0:
+        # A full checkpoint (INTERVAL batches apart; 0: sharded ones, which
+        # gather nothing) gathers the weights and the optimizer state too;
+        # its bytes count in the next step's.
+        if interval and row["step"] > 1 and (row["step"] - 1) % interval == 0:
             assert gathered > 2 * scattered, row
         else:
             assert scattered < gathered <= 2 * scattered, row

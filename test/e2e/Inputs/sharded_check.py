@@ -1,6 +1,9 @@
 """The bytes a shard_grad_op run logs per step (train-sharded.test).
 
   sharded_check.py METRICS.jsonl CHECKPOINT_INTERVAL
+
+CHECKPOINT_INTERVAL is the batches between full checkpoints, 0 when they
+are sharded (and gather nothing).
 """
 import json
 import sys
@@ -15,9 +18,10 @@ def main(path, interval):
         gathered = row["communication/bytes/all_gather"]
         reduced = row["communication/bytes/all_reduce"]
         assert scattered > 0, row
-        # A checkpoint gathers the optimizer state too; its bytes count in
-        # the next step's.
-        after_checkpoint = row["step"] > 1 and (row["step"] - 1) % interval == 0
+        # A full checkpoint gathers the optimizer state too; its bytes count
+        # in the next step's.
+        after_checkpoint = (interval and row["step"] > 1
+                            and (row["step"] - 1) % interval == 0)
         if after_checkpoint:
             assert gathered > scattered, row
         else:
