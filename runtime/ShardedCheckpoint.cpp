@@ -309,6 +309,8 @@ Dict consolidate(const std::string &dir) {
 
 void consolidateCheckpoint(const std::string &dir, const std::string &out) {
   std::error_code error;
+  if (!fs::exists(dir, error))
+    fail(dir, "no such checkpoint");
   if (!fs::is_directory(dir, error))
     fail(dir, "not a sharded checkpoint (a directory written by every "
               "rank); it is whole already");

@@ -154,12 +154,13 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
     sharded_ = std::make_unique<ShardedDataParallel>(
         *communicator, config_.optimizer, namedTrainable, *gradScaler_, units);
     if (sharded_->shardsParameters()) {
-      for (const auto &algorithm : config_.algorithms)
-        if (algorithm->readsWholeWeights())
+      for (const auto &algorithm : config_.algorithms) {
+        if (algorithm->stepsOnWholeWeights())
           throw std::invalid_argument(
               algorithm->name() +
-              " reads the whole weights, which full_shard keeps only "
-              "chunks of; use parallelism.sharding=shard_grad_op");
+              " steps on the whole weights and gradients, which full_shard "
+              "keeps only chunks of; use parallelism.sharding=shard_grad_op");
+      }
       setUnitGatherer(sharded_.get());
     }
     optimizer_ = sharded_->createOptimizer();
@@ -268,9 +269,32 @@ void Trainer::fire(Event event) {
   if (isAfterEvent(event))
     std::reverse(matched.begin(), matched.end());
   for (Algorithm *algorithm : matched)
-    algorithm->apply(event, state_, config_.logger);
+    applyAlgorithm(*algorithm, event);
   for (auto &callback : config_.callbacks)
     callback->runEvent(event, state_, config_.logger);
+}
+
+void Trainer::applyAlgorithm(Algorithm &algorithm, Event event) {
+  if (!sharded_ || !sharded_->shardsParameters() ||
+      !algorithm.readsWholeWeights(event)) {
+    algorithm.apply(event, state_, config_.logger);
+    return;
+  }
+  auto versions = [&] {
+    std::vector<int64_t> all;
+    for (const auto &[name, parameter] : state_.parameters)
+      all.push_back(parameter._version());
+    return all;
+  };
+  if (wholeWeightReaders_.insert(algorithm.name()).second && state_.rank == 0)
+    std::cerr << "composer-train: " << algorithm.name()
+              << " reads the whole weights: under full_shard they are "
+                 "gathered for it at each event it runs (an all-gather of "
+                 "the parameters)\n";
+  sharded_->materializeParameters();
+  std::vector<int64_t> before = versions();
+  algorithm.apply(event, state_, config_.logger);
+  sharded_->releaseParameters(/*takeWeights=*/versions() != before);
 }
 
 void Trainer::restore() {

@@ -66,7 +66,7 @@ public:
   }
 
   std::string name() const override { return "ema"; }
-  bool readsWholeWeights() const override { return true; }
+  bool readsWholeWeights(Event) const override { return true; }
 
   bool match(Event event, const State &state) const override {
     switch (event) {

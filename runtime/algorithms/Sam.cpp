@@ -56,7 +56,7 @@ public:
   }
 
   std::string name() const override { return "sam"; }
-  bool readsWholeWeights() const override { return true; }
+  bool stepsOnWholeWeights() const override { return true; }
   StepStages *stepStages() override { return this; }
 
   bool clip(TrainingStep &step, bool finite, ClipNext next) override {

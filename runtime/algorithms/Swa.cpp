@@ -99,7 +99,9 @@ public:
   }
 
   std::string name() const override { return "swa"; }
-  bool readsWholeWeights() const override { return true; }
+  bool readsWholeWeights(Event event) const override {
+    return event != Event::BeforeForward; // which sets the learning rate
+  }
 
   bool match(Event event, const State &state) const override {
     Event updateEvent = options_.updateInterval.unit == TimeUnit::Batch

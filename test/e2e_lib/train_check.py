@@ -6,6 +6,7 @@ checkpoints (plain pickled dicts that torch.load reads).
   train_check.py kill-at METRICS.jsonl STEP -- COMMAND...
   train_check.py frozen CKPT ORIGINAL.pt MIN_FROZEN [STATIC_PREFIX...]
   train_check.py close-weights A.ckpt B.ckpt TOLERANCE
+  train_check.py close-metric A.jsonl B.jsonl KEY TOLERANCE
   train_check.py kill-rank METRICS.jsonl STEP RANK LIMIT_S -- COMMAND...
   train_check.py kill-all-at METRICS.jsonl STEP -- LAUNCHER_COMMAND...
 """
@@ -89,6 +90,17 @@ def close_weights(a, b, tolerance):
     assert worst <= float(tolerance), f"{worst} > {tolerance}"
 
 
+def close_metric(a, b, key, tolerance):
+    """KEY is logged at the same steps in A and B, within TOLERANCE."""
+    def logged(path):
+        return {row["step"]: row[key] for row in metrics(path) if key in row}
+    la, lb = logged(a), logged(b)
+    assert la and sorted(la) == sorted(lb), (sorted(la), sorted(lb))
+    worst = max(abs(la[step] - lb[step]) for step in la)
+    print(f"{key}: max |difference| {worst:.3g} over {len(la)} steps")
+    assert worst <= float(tolerance), f"{worst} > {tolerance}"
+
+
 def wait_for_step(path, step, process, deadline):
     while time.time() < deadline:
         if process.poll() is not None:
@@ -163,6 +175,8 @@ if __name__ == "__main__":
         frozen(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
     elif mode == "close-weights":
         close_weights(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif mode == "close-metric":
+        close_metric(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
     elif mode == "kill-rank":
         assert sys.argv[6] == "--"
         kill_rank(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]),

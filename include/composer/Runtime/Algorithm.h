@@ -39,9 +39,13 @@ public:
   /// targets; requireImages, requireClassTargets). The trainer asks before
   /// INIT.
   virtual void checkData(const SampleSpec &spec) const {}
-  /// Whether it reads or writes the model's weights as whole tensors (EMA,
-  /// SWA, SAM): full_shard keeps only chunks of them, and refuses it.
-  virtual bool readsWholeWeights() const { return false; }
+  /// Whether apply at `event` reads or writes the model's weights as whole
+  /// tensors (EMA, SWA). full_shard keeps only chunks of them: it gathers
+  /// them for that apply, and takes them back when it changed them.
+  virtual bool readsWholeWeights(Event event) const { return false; }
+  /// Whether its step stages work on whole weights and gradients (SAM):
+  /// full_shard keeps only chunks of them, and refuses it.
+  virtual bool stepsOnWholeWeights() const { return false; }
   /// What a checkpoint must carry for an exact resume (EMA weights, ...).
   virtual void saveState(torch::serialize::OutputArchive &archive) const {}
   virtual void loadState(torch::serialize::InputArchive &archive) {}

@@ -18,6 +18,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -163,6 +164,9 @@ private:
   /// rank holds after a step, as logged under memory/.
   TrainingStateBytes heldState();
   void fire(Event event);
+  /// Applies `algorithm` at `event`; under full_shard, with the whole
+  /// weights gathered when it reads them.
+  void applyAlgorithm(Algorithm &algorithm, Event event);
   Batch onDevice(Batch batch, const DataLoader &loader) const;
   void trainBatch(Batch batch);
   /// Forward, loss and backward of `batch` in microbatches of the current
@@ -196,6 +200,8 @@ private:
   std::unique_ptr<CheckpointFolder> checkpoints_;
   CheckpointExtras extras_;
   std::optional<std::string> resumed_, lastCheckpoint_;
+  /// The algorithms full_shard has gathered the weights for (said once).
+  std::set<std::string> wholeWeightReaders_;
   int64_t lastCheckpointBatch_ = -1;
   /// The first interrupt the group agreed on (see interruptedBy()).
   int interruptedBy_ = 0;
