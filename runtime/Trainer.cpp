@@ -154,13 +154,12 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
     sharded_ = std::make_unique<ShardedDataParallel>(
         *communicator, config_.optimizer, namedTrainable, *gradScaler_, units);
     if (sharded_->shardsParameters()) {
-      for (const auto &algorithm : config_.algorithms) {
+      for (const auto &algorithm : config_.algorithms)
         if (algorithm->stepsOnWholeWeights())
           throw std::invalid_argument(
               algorithm->name() +
               " steps on the whole weights and gradients, which full_shard "
               "keeps only chunks of; use parallelism.sharding=shard_grad_op");
-      }
       setUnitGatherer(sharded_.get());
     }
     optimizer_ = sharded_->createOptimizer();
