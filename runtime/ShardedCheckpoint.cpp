@@ -161,9 +161,8 @@ void saveCheckpointShard(const std::string &dir, const State &state,
   writeDict(shardPath(dir, shards.rank), shard, "checkpoint shard");
 }
 
-namespace checkpoint_files {
-
-Dict consolidate(const std::string &dir) {
+/// consolidate, but a malformed entry throws c10::Error.
+static Dict consolidateEntries(const std::string &dir) {
   std::string indexPath = (fs::path(dir) / kIndexFile).string();
   std::error_code error;
   if (!fs::exists(indexPath, error))
@@ -303,6 +302,17 @@ Dict consolidate(const std::string &dir) {
   }
   (void)checkpoint.erase("sharding");
   return checkpoint;
+}
+
+namespace checkpoint_files {
+
+Dict consolidate(const std::string &dir) {
+  try {
+    return consolidateEntries(dir);
+  } catch (const c10::Error &error) {
+    fail(dir, "corrupt sharded checkpoint (" +
+                  std::string(error.what_without_backtrace()) + ")");
+  }
 }
 
 } // namespace checkpoint_files

@@ -7,6 +7,7 @@
 #include "TrainerTestUtils.h"
 
 #include <gtest/gtest.h>
+#include <torch/serialize.h>
 
 #include <filesystem>
 #include <fstream>
@@ -250,6 +251,27 @@ TEST(CheckpointTest, RejectsBadFilesWithoutChangingTheModel) {
     saveCheckpoint(dir + "/wrong.ckpt", copy, extras);
   }
   expectError(dir + "/wrong.ckpt", "tensor 'head.weight' is [10, 7]");
+
+  // Sharded checkpoints (directories): one without an index, and one whose
+  // index has an entry of the wrong type.
+  fs::create_directories(dir + "/empty.ckpt");
+  expectError(dir + "/empty.ckpt", "the directory has no index.pt");
+  fs::create_directories(dir + "/malformed.ckpt");
+  {
+    auto newDict = [] {
+      return c10::impl::GenericDict(c10::StringType::get(),
+                                    c10::AnyType::get());
+    };
+    c10::impl::GenericDict index = newDict(), sharding = newDict();
+    sharding.insert("world_size", std::string("two"));
+    index.insert("format", std::string("composer-train-checkpoint"));
+    index.insert("version", int64_t(1));
+    index.insert("sharding", sharding);
+    std::vector<char> bytes = torch::pickle_save(index);
+    std::ofstream(dir + "/malformed.ckpt/index.pt", std::ios::binary)
+        .write(bytes.data(), std::streamsize(bytes.size()));
+  }
+  expectError(dir + "/malformed.ckpt", "corrupt sharded checkpoint");
 
   auto after = weights(trainer.state().model);
   for (const auto &[name, tensor] : before)
