@@ -86,21 +86,18 @@ ShardedState::Group groupFromDict(const Dict &dict, const std::string &path) {
   return group;
 }
 
-/// `member`'s elements in the whole buffer `flat`, laid out as the
-/// parameter; throws naming `path` when the layout does not fit.
-torch::Tensor placeIn(const torch::Tensor &flat,
-                      const ShardedState::Member &member,
-                      const std::string &path) {
+/// Throws naming `path` unless `member`'s layout lies within a whole
+/// buffer of `numel` elements.
+void checkLayout(const ShardedState::Member &member, int64_t numel,
+                 const std::string &path) {
   if (member.sizes.size() != member.strides.size())
     fail(path, "corrupt layout of '" + member.name + "'");
   int64_t last = member.offset;
   for (size_t i = 0; i < member.sizes.size(); ++i)
     if (member.sizes[i] > 0)
       last += (member.sizes[i] - 1) * member.strides[i];
-  if (member.offset < 0 || last >= flat.numel())
+  if (member.offset < 0 || last >= numel)
     fail(path, "the layout of '" + member.name + "' lies outside its buffer");
-  return flat.as_strided(member.sizes, member.strides,
-                         flat.storage_offset() + member.offset);
 }
 
 /// A rank's optimizer over fp32 masters shaped as its chunks, as
@@ -118,6 +115,22 @@ shardOptimizer(const OptimizerSpec &spec,
                                      std::move(undecayed));
 }
 } // namespace
+
+torch::Tensor ShardedState::Member::placeIn(const torch::Tensor &flat) const {
+  return flat.as_strided(sizes, strides, flat.storage_offset() + offset);
+}
+
+std::unique_ptr<torch::optim::OptimizerParamState>
+ShardedState::Member::optimizerState(
+    torch::optim::OptimizerParamState &like,
+    const std::vector<torch::Tensor> &flats) const {
+  std::vector<torch::Tensor> tensors;
+  for (const torch::Tensor &flat : flats)
+    tensors.push_back(flat.defined()
+                          ? placeIn(flat).clone(at::MemoryFormat::Preserve)
+                          : torch::Tensor());
+  return makeOptimizerState(like, tensors);
+}
 
 void saveCheckpointShard(const std::string &dir, const State &state,
                          const CheckpointExtras &extras,
@@ -223,8 +236,10 @@ static Dict consolidateEntries(const std::string &dir) {
       chunks.push_back(rankGroups[rank][g].chunk);
     torch::Tensor flat = torch::cat(chunks);
     for (const ShardedState::Member &member : groups[g].members) {
+      // The optimizer's whole state tensors have the same size.
+      checkLayout(member, flat.numel(), indexPath);
       torch::Tensor weight =
-          placeIn(flat, member, indexPath).clone(at::MemoryFormat::Preserve);
+          member.placeIn(flat).clone(at::MemoryFormat::Preserve);
       model.insert(member.name, weight);
       placeholders[member.name] = torch::empty_like(weight);
     }
@@ -271,8 +286,7 @@ static Dict consolidateEntries(const std::string &dir) {
       auto like = firstStates.find(optimizerStateKey(masters[0][g]));
       if (like == firstStates.end())
         continue; // Not stepped yet.
-      const auto &members = groups[g].members;
-      std::vector<std::vector<torch::Tensor>> perMember(members.size());
+      std::vector<torch::Tensor> flats;
       for (size_t i = 0; i < optimizerStateTensors(*like->second).size(); ++i) {
         std::vector<torch::Tensor> parts;
         for (int64_t rank = 0; rank < world; ++rank) {
@@ -283,18 +297,12 @@ static Dict consolidateEntries(const std::string &dir) {
                                            std::to_string(g) + "; rank 0 has");
           parts.push_back(optimizerStateTensors(*it->second)[i]);
         }
-        torch::Tensor flat;
-        if (parts[0].defined())
-          flat = torch::cat(parts);
-        for (size_t m = 0; m < members.size(); ++m)
-          perMember[m].push_back(flat.defined()
-                                     ? placeIn(flat, members[m], indexPath)
-                                           .clone(at::MemoryFormat::Preserve)
-                                     : torch::Tensor());
+        flats.push_back(parts[0].defined() ? torch::cat(parts)
+                                           : torch::Tensor());
       }
-      for (size_t m = 0; m < members.size(); ++m)
-        wholeStates[optimizerStateKey(placeholders.at(members[m].name))] =
-            makeOptimizerState(*like->second, perMember[m]);
+      for (const ShardedState::Member &member : groups[g].members)
+        wholeStates[optimizerStateKey(placeholders.at(member.name))] =
+            member.optimizerState(*like->second, flats);
     }
     torch::serialize::OutputArchive archive;
     whole.save(archive);

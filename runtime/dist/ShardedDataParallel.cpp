@@ -75,15 +75,17 @@ ShardedDataParallel::ShardedDataParallel(
         groups.back().flat = torch::empty({0}, parameter.options());
         it = groups.rbegin();
       }
-      it->members.push_back({name, parameter, it->elements(), parameter.numel(),
-                             parameter.sizes().vec(), parameter.strides().vec(),
+      it->members.push_back({{name, it->elements(), parameter.sizes().vec(),
+                              parameter.strides().vec()},
+                             parameter,
+                             parameter.numel(),
                              0});
     }
     for (FlatGroup &group : groups) {
       int64_t shard = (group.elements() + world - 1) / world;
       group.flat = torch::zeros({shard * world}, group.flat.options());
       for (Member &member : group.members) {
-        torch::Tensor place = placeIn(group.flat, member);
+        torch::Tensor place = member.placeIn(group.flat);
         place.copy_(member.parameter);
         member.parameter.set_data(place);
         member.version = member.parameter._version();
@@ -147,8 +149,11 @@ void ShardedDataParallel::layOutUnits(const std::vector<GatheredUnit> &units) {
       }
       FlatGroup &flatGroup = groups_[*group];
       flatGroup.members.push_back(
-          {name->second, parameter, flatGroup.elements(), parameter.numel(),
-           parameter.sizes().vec(), parameter.strides().vec(), 0});
+          {{name->second, flatGroup.elements(), parameter.sizes().vec(),
+            parameter.strides().vec()},
+           parameter,
+           parameter.numel(),
+           0});
       UnitLayout::Slot slot{*group, flatGroup.members.size() - 1, {}};
       layout.slots.push_back(slot);
       placed.emplace(impl, std::make_pair(unit.name, slot));
@@ -165,12 +170,6 @@ void ShardedDataParallel::layOutUnits(const std::vector<GatheredUnit> &units) {
 }
 
 ShardedDataParallel::~ShardedDataParallel() = default;
-
-torch::Tensor ShardedDataParallel::placeIn(const torch::Tensor &flat,
-                                           const Member &member) {
-  return flat.as_strided(member.sizes, member.strides,
-                         flat.storage_offset() + member.offset);
-}
 
 torch::Tensor ShardedDataParallel::gatherGroup(const FlatGroup &group) {
   torch::Tensor whole = torch::empty(
@@ -189,7 +188,7 @@ void ShardedDataParallel::materializeParameters() {
   for (FlatGroup &group : groups_) {
     torch::Tensor whole = gatherGroup(group);
     for (Member &member : group.members)
-      member.parameter.set_data(placeIn(whole, member));
+      member.parameter.set_data(member.placeIn(whole));
   }
 }
 
@@ -200,7 +199,7 @@ void ShardedDataParallel::releaseParameters(bool takeWeights) {
       torch::Tensor flat = torch::zeros(
           {group.paddedSize(communicator_.worldSize())}, group.shard.options());
       for (Member &member : group.members)
-        placeIn(flat, member).copy_(member.parameter);
+        member.placeIn(flat).copy_(member.parameter);
       group.shard.copy_(flat.narrow(0, group.shardBegin, group.shardSize()));
       if (!group.master.is_same(group.shard))
         group.master.copy_(group.shard);
@@ -249,8 +248,8 @@ std::vector<at::Tensor> ShardedDataParallel::gather(const std::string &unit,
   for (const UnitLayout::Slot &slot : layout.slots)
     result.push_back(slot.whole.defined()
                          ? slot.whole
-                         : placeIn(wholes.at(slot.group),
-                                   groups_[slot.group].members[slot.member]));
+                         : groups_[slot.group].members[slot.member].placeIn(
+                               wholes.at(slot.group)));
   return result;
 }
 
@@ -268,8 +267,8 @@ void ShardedDataParallel::reduceGradients(const std::string &unit,
     if (slot.whole.defined() || !grads[i].defined())
       continue;
     // A parameter the gather takes twice gets both gradients.
-    placeIn(locals.at(slot.group), groups_[slot.group].members[slot.member])
-        .add_(grads[i]);
+    const Member &member = groups_[slot.group].members[slot.member];
+    member.placeIn(locals.at(slot.group)).add_(grads[i]);
   }
   for (auto &[index, local] : locals) {
     FlatGroup &group = groups_[index];
@@ -341,7 +340,7 @@ ShardedDataParallel::takeGradients(FlatGroup &group,
     torch::Tensor &grad = member.parameter.mutable_grad();
     if (!grad.defined())
       continue;
-    placeIn(flat, member).copy_(grad);
+    member.placeIn(flat).copy_(grad);
     grad.reset();
   }
   return flat;
@@ -484,7 +483,7 @@ void ShardedDataParallel::gatherGradients(const std::string &algorithm) {
     communicator_.allGather(shard, whole);
     for (Member &member : group.members)
       if (member.parameter.requires_grad())
-        member.parameter.mutable_grad() = placeIn(whole, member);
+        member.parameter.mutable_grad() = member.placeIn(whole);
   }
 }
 
@@ -513,26 +512,18 @@ ShardedDataParallel::gatherOptimizer(Optimizer &shards) {
     auto it = shardStates.find(optimizerStateKey(group.master));
     if (it == shardStates.end())
       continue;
-    std::vector<std::vector<torch::Tensor>> perMember(group.members.size());
+    std::vector<torch::Tensor> flats;
     for (const torch::Tensor &shard : optimizerStateTensors(*it->second)) {
-      torch::Tensor gathered;
-      if (shard.defined()) {
-        gathered = torch::empty({group.paddedSize(communicator_.worldSize())},
-                                shard.options());
-        communicator_.allGather(shard, gathered);
-      }
-      for (size_t i = 0; i < group.members.size(); ++i) {
-        const Member &member = group.members[i];
-        torch::Tensor tensor;
-        if (gathered.defined()) {
-          tensor = placeIn(gathered, member).clone(at::MemoryFormat::Preserve);
-        }
-        perMember[i].push_back(tensor);
-      }
+      torch::Tensor &gathered = flats.emplace_back();
+      if (!shard.defined())
+        continue;
+      gathered = torch::empty({group.paddedSize(communicator_.worldSize())},
+                              shard.options());
+      communicator_.allGather(shard, gathered);
     }
-    for (size_t i = 0; i < group.members.size(); ++i)
-      wholeStates[optimizerStateKey(group.members[i].parameter)] =
-          makeOptimizerState(*it->second, perMember[i]);
+    for (const Member &member : group.members)
+      wholeStates[optimizerStateKey(member.parameter)] =
+          member.optimizerState(*it->second, flats);
   }
   return whole;
 }
@@ -569,7 +560,7 @@ void ShardedDataParallel::scatterOptimizer(Optimizer &whole,
         if (!flat.defined())
           flat = torch::zeros({group.paddedSize(communicator_.worldSize())},
                               group.master.options());
-        placeIn(flat, member).copy_(tensor);
+        member.placeIn(flat).copy_(tensor);
       }
       tensors.push_back(
           flat.defined()
@@ -592,9 +583,7 @@ ShardedState ShardedDataParallel::shardedState(Optimizer *shards) const {
     ShardedState::Group &saved = state.groups.emplace_back();
     saved.decayed = group.decayed;
     saved.chunk = group.shard;
-    for (const Member &member : group.members)
-      saved.members.push_back(
-          {member.name, member.offset, member.sizes, member.strides});
+    saved.members.assign(group.members.begin(), group.members.end());
   }
   state.optimizer = shards;
   return state;

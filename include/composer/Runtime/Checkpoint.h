@@ -62,10 +62,20 @@ void saveCheckpoint(const std::string &path, const State &state,
 /// parameters laid out in flat buffers (groups), each padded to a multiple
 /// of the world size, of which rank r holds chunk r.
 struct ShardedState {
+  /// A parameter's place in its group's flat buffer.
   struct Member {
     std::string name;
     int64_t offset = 0;
     std::vector<int64_t> sizes, strides;
+
+    /// Its elements in the whole buffer `flat`, laid out as the parameter.
+    torch::Tensor placeIn(const torch::Tensor &flat) const;
+    /// Its optimizer state: a copy of its elements of each of `flats`, the
+    /// group's whole state tensors in optimizerStateTensors' order
+    /// (undefined ones stay undefined), in a state like `like`.
+    std::unique_ptr<torch::optim::OptimizerParamState>
+    optimizerState(torch::optim::OptimizerParamState &like,
+                   const std::vector<torch::Tensor> &flats) const;
   };
   struct Group {
     bool decayed = true;

@@ -163,13 +163,10 @@ public:
   void reduceGradients(const std::string &unit, at::TensorList grads) override;
 
 private:
-  struct Member {
-    std::string name;
+  /// A parameter and its layout in the flat buffer.
+  struct Member : ShardedState::Member {
     torch::Tensor parameter;
-    int64_t offset = 0;
     int64_t numel = 0;
-    /// The parameter's layout in the flat buffer.
-    std::vector<int64_t> sizes, strides;
     /// The parameter's version after this rank last wrote it: a newer one
     /// means something else changed the weights (SWA, a checkpoint load),
     /// and the master shard is taken from them again.
@@ -214,8 +211,6 @@ private:
   void layOutUnits(const std::vector<GatheredUnit> &units);
   /// `group`'s whole buffer, all-gathered from the ranks' chunks.
   torch::Tensor gatherGroup(const FlatGroup &group);
-  /// `member`'s elements in `flat`, laid out as the parameter.
-  static torch::Tensor placeIn(const torch::Tensor &flat, const Member &member);
 
   /// The members' .grad laid out as `group.flat` (zeros where a member has
   /// none) in a new tensor of `options`; the .grad are dropped.
