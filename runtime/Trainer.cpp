@@ -431,6 +431,12 @@ void Trainer::trainBatch(Batch batch) {
     metrics["communication/bytes/reduce_scatter"] = double(step.reduceScatter);
     metrics["communication/bytes/all_gather"] = double(step.allGather);
     metrics["communication/bytes/broadcast"] = double(step.broadcast);
+    if (sharded_ && sharded_->shardsParameters()) {
+      UnitGatherCounts gathers = sharded_->takeUnitGatherCounts();
+      metrics["communication/unit_gathers"] = double(gathers.gathers);
+      metrics["communication/unit_gathers_prefetched"] =
+          double(gathers.prefetched);
+    }
   }
   config_.logger.logMetrics(metrics, now.batch);
   fire(Event::BatchEnd);

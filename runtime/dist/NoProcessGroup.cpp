@@ -12,6 +12,7 @@
 namespace composer::runtime {
 
 Communicator::~Communicator() = default;
+PendingCollective::~PendingCollective() = default;
 
 DistributedEnv DistributedEnv::fromEnvironment() {
   DistributedEnv env;

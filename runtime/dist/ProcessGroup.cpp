@@ -28,6 +28,7 @@
 namespace composer::runtime {
 
 Communicator::~Communicator() = default;
+PendingCollective::~PendingCollective() = default;
 
 namespace {
 
@@ -93,7 +94,11 @@ public:
             c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
       else
         gloo->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
-      gloo->threads = 2;
+      // One worker runs the collectives one at a time in the order they
+      // were started, as one NCCL stream does, and lets go of each one's
+      // buffers before it starts the next: a gather's whole buffer is not
+      // kept alive by a worker after its unit has finished with it.
+      gloo->threads = 1;
       group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, env.rank,
                                                            env.worldSize, gloo);
     }
@@ -176,37 +181,43 @@ public:
     volume_.reduceScatter += ringShare(input);
   }
 
-  void allGather(const torch::Tensor &input, torch::Tensor &output) override {
+  std::unique_ptr<PendingCollective>
+  startAllGather(const torch::Tensor &input,
+                 const torch::Tensor &output) override {
     checkChunks("all-gather", output, input);
     torch::NoGradGuard noGrad;
-    torch::Tensor flatInput = input.contiguous().reshape({-1});
-    torch::Tensor flatOutput =
+    auto pending = std::make_unique<StartedAllGather>(*this);
+    pending->input = input.contiguous().reshape({-1});
+    pending->output = output;
+    pending->flatOutput =
         output.is_contiguous()
             ? output.view({-1})
             : torch::empty({output.numel()}, output.options());
     if (group_->getBackendName() == "nccl") {
-      run("all-gather",
-          [&] { return group_->_allgather_base(flatOutput, flatInput); });
+      pending->works.push_back(start("all-gather", [&] {
+        return group_->_allgather_base(pending->flatOutput, pending->input);
+      }));
     } else {
       // One broadcast per rank, of its chunk, in place. Gloo's all-gather
       // would gather into a buffer it allocates on its worker thread each
       // call, and the freed buffers stay in that thread's malloc arena: a
       // step's all-gathers grew each rank's memory by their size. As bytes,
       // which Gloo has for every dtype.
-      flatOutput.chunk(env_.worldSize)[env_.rank].copy_(flatInput);
+      pending->flatOutput.chunk(env_.worldSize)[env_.rank].copy_(
+          pending->input);
       std::vector<torch::Tensor> chunks =
-          flatOutput.view(torch::kUInt8).chunk(env_.worldSize);
+          pending->flatOutput.view(torch::kUInt8).chunk(env_.worldSize);
       for (int root = 0; root < env_.worldSize; ++root) {
         std::vector<torch::Tensor> chunk = {chunks[root]};
         c10d::BroadcastOptions options;
         options.rootRank = root;
-        run("all-gather (broadcasts)",
-            [&] { return group_->broadcast(chunk, options); });
+        pending->works.push_back(start("all-gather (broadcasts)", [&] {
+          return group_->broadcast(chunk, options);
+        }));
       }
     }
-    if (!output.is_contiguous())
-      output.copy_(flatOutput.view(output.sizes()));
     volume_.allGather += ringShare(output);
+    return pending;
   }
 
   CommunicationVolume bytesSent() const override { return volume_; }
@@ -339,15 +350,48 @@ private:
     return address == "localhost" || address.rfind("127.", 0) == 0;
   }
 
-  template <typename Start> void run(const char *what, Start start) {
+  /// The collective `launch` starts; a failure to start it is reported as
+  /// a failure to complete it is.
+  template <typename Launch>
+  c10::intrusive_ptr<c10d::Work> start(const char *what, Launch launch) {
     try {
-      start()->wait(timeout_);
+      return launch();
     } catch (const DistributedError &) {
       throw;
     } catch (const std::exception &e) {
       fail(std::string(what) + " failed: " + e.what());
     }
   }
+
+  void await(const char *what, c10d::Work &work) {
+    try {
+      work.wait(timeout_);
+    } catch (const std::exception &e) {
+      fail(std::string(what) + " failed: " + e.what());
+    }
+  }
+
+  template <typename Launch> void run(const char *what, Launch launch) {
+    await(what, *start(what, launch));
+  }
+
+  /// An all-gather's collectives, and the buffers they read and write.
+  struct StartedAllGather final : PendingCollective {
+    explicit StartedAllGather(ProcessGroupCommunicator &communicator)
+        : communicator(communicator) {}
+    void wait() override {
+      for (const c10::intrusive_ptr<c10d::Work> &work : works)
+        communicator.await("all-gather", *work);
+      works.clear();
+      if (!output.is_contiguous()) {
+        torch::NoGradGuard noGrad;
+        output.copy_(flatOutput.view(output.sizes()));
+      }
+    }
+    ProcessGroupCommunicator &communicator;
+    std::vector<c10::intrusive_ptr<c10d::Work>> works;
+    torch::Tensor input, output, flatOutput;
+  };
 
   void beat() {
     std::string key = "composer/heartbeat/" + std::to_string(env_.rank);

@@ -171,19 +171,24 @@ void ShardedDataParallel::layOutUnits(const std::vector<GatheredUnit> &units) {
 
 ShardedDataParallel::~ShardedDataParallel() = default;
 
-torch::Tensor ShardedDataParallel::gatherGroup(const FlatGroup &group) {
-  torch::Tensor whole = torch::empty(
-      {group.paddedSize(communicator_.worldSize())}, group.shard.options());
+template <typename Fn> void ShardedDataParallel::noteCollectiveFailure(Fn fn) {
   try {
-    communicator_.allGather(group.shard, whole);
+    fn();
   } catch (const DistributedError &e) {
     collectiveFailure_ = e.what();
     throw;
   }
+}
+
+torch::Tensor ShardedDataParallel::gatherGroup(const FlatGroup &group) {
+  torch::Tensor whole = torch::empty(
+      {group.paddedSize(communicator_.worldSize())}, group.shard.options());
+  noteCollectiveFailure([&] { communicator_.allGather(group.shard, whole); });
   return whole;
 }
 
 void ShardedDataParallel::materializeParameters() {
+  dropPrefetch();
   torch::NoGradGuard noGrad;
   for (FlatGroup &group : groups_) {
     torch::Tensor whole = gatherGroup(group);
@@ -193,6 +198,7 @@ void ShardedDataParallel::materializeParameters() {
 }
 
 void ShardedDataParallel::releaseParameters(bool takeWeights) {
+  dropPrefetch();
   torch::NoGradGuard noGrad;
   for (FlatGroup &group : groups_) {
     if (takeWeights) {
@@ -218,7 +224,7 @@ bool ShardedDataParallel::shards(const std::string &unit) const {
 }
 
 std::vector<at::Tensor> ShardedDataParallel::gather(const std::string &unit,
-                                                    const std::string &,
+                                                    const std::string &prefetch,
                                                     at::TensorList params) {
   torch::NoGradGuard noGrad;
   const UnitLayout &layout = units_.at(unit);
@@ -227,9 +233,23 @@ std::vector<at::Tensor> ShardedDataParallel::gather(const std::string &unit,
                                 "' gathers " + std::to_string(params.size()) +
                                 " parameters, the model's gather " +
                                 std::to_string(layout.slots.size()));
-  std::map<size_t, torch::Tensor> wholes;
-  for (size_t index : layout.groups)
-    wholes[index] = gatherGroup(groups_[index]);
+  std::map<size_t, torch::Tensor> wholes = takeGathered(unit);
+  // Forward runs the units in the order the model names. Backward reruns
+  // the checkpointed ones, last first, and every rank's last backward ran
+  // them in the same order as this one.
+  std::string next = prefetch;
+  if (inBackward_) {
+    if (std::find(backwardOrderNow_.begin(), backwardOrderNow_.end(), unit) ==
+        backwardOrderNow_.end())
+      backwardOrderNow_.push_back(unit);
+    auto known = std::find(backwardOrder_.begin(), backwardOrder_.end(), unit);
+    next = known != backwardOrder_.end() && known + 1 != backwardOrder_.end()
+               ? *(known + 1)
+               : std::string();
+  }
+  if (!next.empty() && next != unit && shards(next))
+    startPrefetch(next);
+
   // What is gathered lives as long as what uses it holds it.
   int64_t live = 0;
   auto expired = [](const c10::weak_intrusive_ptr<c10::StorageImpl> &weak) {
@@ -237,8 +257,6 @@ std::vector<at::Tensor> ShardedDataParallel::gather(const std::string &unit,
   };
   gathered_.erase(std::remove_if(gathered_.begin(), gathered_.end(), expired),
                   gathered_.end());
-  for (auto &[index, whole] : wholes)
-    gathered_.emplace_back(whole.storage().getWeakStorageImpl());
   for (const auto &weak : gathered_)
     if (c10::intrusive_ptr<c10::StorageImpl> storage = weak.lock())
       live += static_cast<int64_t>(storage->nbytes());
@@ -251,6 +269,57 @@ std::vector<at::Tensor> ShardedDataParallel::gather(const std::string &unit,
                          : groups_[slot.group].members[slot.member].placeIn(
                                wholes.at(slot.group)));
   return result;
+}
+
+std::map<size_t, torch::Tensor>
+ShardedDataParallel::takeGathered(const std::string &unit) {
+  ++unitGathers_.gathers;
+  if (prefetch_ && prefetch_->unit == unit) {
+    ++unitGathers_.prefetched;
+    Prefetch started = std::move(*prefetch_);
+    prefetch_.reset();
+    for (auto &collective : started.collectives)
+      noteCollectiveFailure([&] { collective->wait(); });
+    return std::move(started.wholes);
+  }
+  dropPrefetch();
+  std::map<size_t, torch::Tensor> wholes;
+  for (size_t index : units_.at(unit).groups) {
+    torch::Tensor whole = gatherGroup(groups_[index]);
+    gathered_.emplace_back(whole.storage().getWeakStorageImpl());
+    wholes[index] = whole;
+  }
+  return wholes;
+}
+
+void ShardedDataParallel::startPrefetch(const std::string &unit) {
+  dropPrefetch();
+  Prefetch &started = prefetch_.emplace();
+  started.unit = unit;
+  for (size_t index : units_.at(unit).groups) {
+    const FlatGroup &group = groups_[index];
+    torch::Tensor whole = torch::empty(
+        {group.paddedSize(communicator_.worldSize())}, group.shard.options());
+    gathered_.emplace_back(whole.storage().getWeakStorageImpl());
+    started.wholes[index] = whole;
+    noteCollectiveFailure([&] {
+      started.collectives.push_back(
+          communicator_.startAllGather(group.shard, whole));
+    });
+  }
+}
+
+void ShardedDataParallel::dropPrefetch() {
+  if (!prefetch_)
+    return;
+  Prefetch started = std::move(*prefetch_);
+  prefetch_.reset();
+  for (auto &collective : started.collectives)
+    noteCollectiveFailure([&] { collective->wait(); });
+}
+
+UnitGatherCounts ShardedDataParallel::takeUnitGatherCounts() {
+  return std::exchange(unitGathers_, {});
 }
 
 void ShardedDataParallel::reduceGradients(const std::string &unit,
@@ -273,12 +342,8 @@ void ShardedDataParallel::reduceGradients(const std::string &unit,
   for (auto &[index, local] : locals) {
     FlatGroup &group = groups_[index];
     torch::Tensor chunk = torch::empty({group.shardSize()}, local.options());
-    try {
-      communicator_.reduceScatterSum(local, chunk);
-    } catch (const DistributedError &e) {
-      collectiveFailure_ = e.what();
-      throw;
-    }
+    noteCollectiveFailure(
+        [&] { communicator_.reduceScatterSum(local, chunk); });
     local = torch::Tensor();
     if (group.gradientSum.defined())
       group.gradientSum.add_(chunk);
@@ -328,8 +393,17 @@ torch::Tensor ShardedDataParallel::forward(TrainingStep &,
 
 void ShardedDataParallel::backward(TrainingStep &, const torch::Tensor &loss,
                                    BackwardNext) {
-  rethrowCollectiveFailure(collectiveFailure_,
-                           [&] { scaler_.scale(loss).backward(); });
+  inBackward_ = true;
+  backwardOrderNow_.clear();
+  try {
+    rethrowCollectiveFailure(collectiveFailure_,
+                             [&] { scaler_.scale(loss).backward(); });
+  } catch (...) {
+    inBackward_ = false;
+    throw;
+  }
+  inBackward_ = false;
+  backwardOrder_ = std::move(backwardOrderNow_);
 }
 
 torch::Tensor
@@ -385,6 +459,7 @@ bool ShardedDataParallel::unscale(TrainingStep &, UnscaleNext) {
 
 void ShardedDataParallel::optimizerStep(TrainingStep &step, bool finite,
                                         OptimizerStepNext) {
+  dropPrefetch();
   if (finite && shardsParameters()) {
     // A parameter that stopped training (layer freezing) keeps its weights;
     // the flat optimizer steps its elements too.

@@ -61,6 +61,15 @@ struct CommunicationVolume {
   }
 };
 
+/// A collective that has started and may still be running.
+class PendingCollective {
+public:
+  virtual ~PendingCollective();
+  /// Blocks until it has completed. Throws DistributedError as the
+  /// blocking collectives do.
+  virtual void wait() = 0;
+};
+
 /// What the trainer needs from the process group.
 class Communicator {
 public:
@@ -79,7 +88,14 @@ public:
                                 torch::Tensor &output) = 0;
   /// Concatenates every rank's `input` into `output`, in rank order, for
   /// output.numel() = worldSize() * input.numel().
-  virtual void allGather(const torch::Tensor &input, torch::Tensor &output) = 0;
+  void allGather(const torch::Tensor &input, const torch::Tensor &output) {
+    startAllGather(input, output)->wait();
+  }
+  /// Starts allGather and returns at once: `output` holds the result once
+  /// the returned collective's wait() has returned. Every rank starts its
+  /// collectives in the same order; one dropped unwaited still completes.
+  virtual std::unique_ptr<PendingCollective>
+  startAllGather(const torch::Tensor &input, const torch::Tensor &output) = 0;
   /// What this rank has sent since the communicator was created.
   virtual CommunicationVolume bytesSent() const = 0;
   /// From now on, gradients of `parameters` are averaged across ranks during

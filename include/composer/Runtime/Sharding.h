@@ -28,12 +28,17 @@
 //   as long as what uses it (inside a checkpointed unit, its forward), and
 //   its backward reduce-scatters the unit's gradients into the shard. The
 //   updated masters are the chunks (cast where the parameters are not fp32).
+//   While a unit runs, the next unit's all-gather is already under way: in
+//   forward the one the model names, in backward (which recomputes the
+//   checkpointed units, last first) the one the previous backward gathered
+//   next. So a rank holds at most two units whole, besides the root.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COMPOSER_RUNTIME_SHARDING_H
 #define COMPOSER_RUNTIME_SHARDING_H
 
 #include "composer/Runtime/Checkpoint.h"
+#include "composer/Runtime/Distributed.h"
 #include "composer/Runtime/Gradients.h"
 #include "composer/Runtime/Optim.h"
 #include "composer/Runtime/Precision.h"
@@ -45,14 +50,13 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace composer::runtime {
-
-class Communicator;
 
 enum class ShardingStrategy { None, ShardGradOp, FullShard };
 
@@ -73,6 +77,12 @@ struct GatheredUnit {
 /// Throws std::invalid_argument for a call that gathers something other
 /// than module tensors, or a unit gathered with two lists.
 std::vector<GatheredUnit> findGatheredUnits(const torch::jit::Module &model);
+
+/// ZeRO-3's unit gathers, and how many of them a prefetch had started.
+struct UnitGatherCounts {
+  int64_t gathers = 0;
+  int64_t prefetched = 0;
+};
 
 /// What one rank holds of the training state, in bytes.
 struct TrainingStateBytes {
@@ -135,6 +145,8 @@ public:
   /// plus the most whole units gathered at once so far), the gradient
   /// shards, and the master shards with the optimizer's state.
   TrainingStateBytes memory(Optimizer &shards) const;
+  /// The unit gathers since the last call.
+  UnitGatherCounts takeUnitGatherCounts();
 
   // StepStages. Under ZeRO-3, forward and backward turn a failed gather or
   // reduce-scatter, which the TorchScript interpreter or autograd reports
@@ -209,8 +221,26 @@ private:
 
   /// Lays out the units' parameters (ZeRO-3).
   void layOutUnits(const std::vector<GatheredUnit> &units);
+  /// ZeRO-3: a unit's all-gathers, started before the unit runs.
+  struct Prefetch {
+    std::string unit;
+    std::map<size_t, torch::Tensor> wholes;
+    std::vector<std::unique_ptr<PendingCollective>> collectives;
+  };
+
   /// `group`'s whole buffer, all-gathered from the ranks' chunks.
   torch::Tensor gatherGroup(const FlatGroup &group);
+  /// Runs `fn`; a DistributedError it throws is remembered for forward and
+  /// backward to rethrow.
+  template <typename Fn> void noteCollectiveFailure(Fn fn);
+  /// `unit`'s whole buffers: the prefetched ones when they are its, else
+  /// gathered now.
+  std::map<size_t, torch::Tensor> takeGathered(const std::string &unit);
+  /// Starts all-gathering `unit`'s buffers.
+  void startPrefetch(const std::string &unit);
+  /// Waits for a started prefetch and discards it: the chunks are about to
+  /// change, or another unit came first.
+  void dropPrefetch();
 
   /// The members' .grad laid out as `group.flat` (zeros where a member has
   /// none) in a new tensor of `options`; the .grad are dropped.
@@ -239,6 +269,12 @@ private:
   /// and the most bytes alive at once.
   std::vector<c10::weak_intrusive_ptr<c10::StorageImpl>> gathered_;
   int64_t peakGatheredBytes_ = 0;
+  std::optional<Prefetch> prefetch_;
+  /// The units backward gathered, in order: the last backward's, and the
+  /// running one's.
+  std::vector<std::string> backwardOrder_, backwardOrderNow_;
+  bool inBackward_ = false;
+  UnitGatherCounts unitGathers_;
   /// The first collective of a gather or reduceGradients that failed.
   std::string collectiveFailure_;
   std::set<std::string> announced_;

@@ -5,17 +5,19 @@
 SHARDED.pt is the model through composer-shard-params; ONE.jsonl the
 metrics of one process training it unsharded, RANKS.jsonl those of rank 0
 of RANKS processes under full_shard, which wrote full checkpoints every
-INTERVAL batches (0: sharded ones, which gather nothing). By the runtime's own accounting, a rank holds at most 1/RANKS of
-the parameters, gradients and optimizer state, plus what is gathered: the
-root unit's parameters, which stay gathered for the step (the root is not
-checkpointed), and two units': the one that runs and, for a moment, the one
-before it, whose whole buffer Gloo's worker thread may still hold after the
-all-gather completed (seen on a loaded machine). Shards are padded to RANKS
-elements per buffer. With three layers, a runtime that kept every unit
-gathered would exceed it. Each
-unit's gradients are reduce-scattered once per step, and its parameters
-all-gathered once in forward and, checkpointed, once more in backward; no
-gradient is all-reduced.
+INTERVAL batches (0: sharded ones, which gather nothing). By the runtime's
+own accounting, a rank holds at most 1/RANKS of the parameters, gradients
+and optimizer state, plus what is gathered: the root unit's parameters,
+which stay gathered for the step (the root is not checkpointed), and two
+units': the one that runs and the one whose all-gather is under way. Shards
+are padded to RANKS elements per buffer. With three layers, a runtime that
+kept every unit gathered would exceed it. Each unit's gradients are
+reduce-scattered once per step, and its parameters all-gathered once in
+forward and, checkpointed, once more in backward; no gradient is
+all-reduced. Every gather but the first of forward (the root's) and of
+backward (the last layer's) finds its all-gather started by the one before:
+in forward from the model's order, in backward from the previous step's, so
+the first step's backward prefetches nothing.
 """
 import json
 import sys
@@ -87,9 +89,14 @@ def main(library, model_path, one_path, ranks_path, ranks, interval):
         # The loss and stop flags ride on one all-reduce, the clipping norm
         # on another; no gradient does.
         assert row["communication/bytes/all_reduce"] <= 64, row
+        layers = len(units)
+        assert row["communication/unit_gathers"] == 1 + 2 * layers, row
+        prefetched = layers if row["step"] == 1 else 2 * layers - 1
+        assert row["communication/unit_gathers_prefetched"] == prefetched, row
     print(f"root and {len(units)} units; held at most 1/{ranks} of the state "
           f"plus the root and two units; each step reduce-scatters once and "
-          f"gathers at most twice")
+          f"gathers at most twice; all but the first gather of forward and "
+          f"of backward prefetched")
 
 
 if __name__ == "__main__":
