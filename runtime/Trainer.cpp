@@ -153,15 +153,8 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
   if (sharded) {
     sharded_ = std::make_unique<ShardedDataParallel>(
         *communicator, config_.optimizer, namedTrainable, *gradScaler_, units);
-    if (sharded_->shardsParameters()) {
-      for (const auto &algorithm : config_.algorithms)
-        if (algorithm->stepsOnWholeWeights())
-          throw std::invalid_argument(
-              algorithm->name() +
-              " steps on the whole weights and gradients, which full_shard "
-              "keeps only chunks of; use parallelism.sharding=shard_grad_op");
+    if (sharded_->shardsParameters())
       setUnitGatherer(sharded_.get());
-    }
     optimizer_ = sharded_->createOptimizer();
     state_.gradientShards = sharded_.get();
   } else {

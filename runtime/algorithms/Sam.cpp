@@ -16,7 +16,9 @@
 // events), the second half replays the inputs and targets the first loss
 // saw: the gradient at w + e is that of the same loss. Composer also takes
 // the ascent direction from each rank's own gradient (no all-reduce); here
-// it is the group's, so data-parallel runs match one process. As in
+// it is the group's, so data-parallel runs match one process. Under sharded
+// data parallelism each rank perturbs and restores its shard of the fp32
+// master weights, with the norm all-reduced: nothing whole is gathered. As in
 // Composer, the second forward runs in training mode (BatchNorm statistics
 // see it too). SAM does its work after the links inside it, so gradient
 // clipping listed before `sam` (outside it) clips the descent gradient, and
@@ -56,7 +58,6 @@ public:
   }
 
   std::string name() const override { return "sam"; }
-  bool stepsOnWholeWeights() const override { return true; }
   StepStages *stepStages() override { return this; }
 
   bool clip(TrainingStep &step, bool finite, ClipNext next) override {
@@ -68,18 +69,25 @@ public:
       return finite;
     if (!finite)
       return false; // loss scaling skips this step: both halves
-    // The ascent step moves every weight: it needs the whole gradients.
-    gatherGradients(state, "sam");
+    // The ascent step is elementwise: under sharding each rank moves its
+    // shard of the weights (masters) along its shard of the gradients.
+    GradientShards *shards = state.gradientShards;
     std::vector<torch::Tensor> params, grads;
-    for (const auto &[name, p] : state.parameters)
-      if (p.requires_grad() && p.grad().defined()) {
-        params.push_back(p);
-        grads.push_back(p.grad());
-      }
+    if (shards) {
+      grads = shards->localGradients();
+      params = shards->localWeights();
+    } else {
+      for (const auto &[name, p] : state.parameters)
+        if (p.requires_grad() && p.grad().defined()) {
+          params.push_back(p);
+          grads.push_back(p.grad());
+        }
+    }
     if (params.empty())
       return true;
     torch::NoGradGuard noGrad;
-    std::optional<double> norm = globalNorm(grads);
+    std::optional<double> norm =
+        shards ? finiteOrNone(gradientNorm(state)) : globalNorm(grads);
     if (!norm)
       return false;
     double scale = rho_ / (*norm + epsilon_);
@@ -90,18 +98,28 @@ public:
       params[i].add_(grads[i].to(params[i].scalar_type()), scale);
     }
     grads.clear();
+    if (shards)
+      shards->publishWeights();
     {
       torch::AutoGradMode enableGrad(true);
       finite = step.recomputeGradients();
     }
     for (size_t i = 0; i < params.size(); ++i)
       params[i].copy_(saved[i]);
+    if (shards)
+      shards->publishWeights();
     if (!finite)
       return false;
     return std::isfinite(gradientNorm(state));
   }
 
 private:
+  static std::optional<double> finiteOrNone(double value) {
+    if (!std::isfinite(value))
+      return std::nullopt;
+    return value;
+  }
+
   /// The L2 norm of all of `grads` together; none if it is not finite.
   static std::optional<double>
   globalNorm(const std::vector<torch::Tensor> &grads) {

@@ -409,7 +409,8 @@ void ShardedDataParallel::backward(TrainingStep &, const torch::Tensor &loss,
 torch::Tensor
 ShardedDataParallel::takeGradients(FlatGroup &group,
                                    const torch::TensorOptions &options) {
-  torch::Tensor flat = torch::zeros({group.flat.numel()}, options);
+  torch::Tensor flat =
+      torch::zeros({group.paddedSize(communicator_.worldSize())}, options);
   for (Member &member : group.members) {
     torch::Tensor &grad = member.parameter.mutable_grad();
     if (!grad.defined())
@@ -539,22 +540,47 @@ std::vector<torch::Tensor> ShardedDataParallel::localGradients() {
   return grads;
 }
 
+std::vector<torch::Tensor> ShardedDataParallel::localWeights() {
+  // The weights may have changed since the last all-gather (ZeRO-2).
+  if (!shardsParameters())
+    refreshMasters();
+  std::vector<torch::Tensor> weights;
+  for (const FlatGroup &group : groups_)
+    if (group.master.grad().defined())
+      weights.push_back(group.master);
+  return weights;
+}
+
+void ShardedDataParallel::publishWeights() {
+  if (!shardsParameters()) {
+    gatherParameters();
+    return;
+  }
+  // A started gather holds the chunks as they were.
+  dropPrefetch();
+  torch::NoGradGuard noGrad;
+  for (FlatGroup &group : groups_)
+    if (!group.master.is_same(group.shard))
+      group.shard.copy_(group.master);
+}
+
 void ShardedDataParallel::gatherGradients(const std::string &algorithm) {
-  if (shardsParameters())
-    throw std::invalid_argument(
-        algorithm + " needs whole gradients and weights, which full_shard "
-                    "does not gather for algorithms yet; use "
-                    "parallelism.sharding=shard_grad_op");
   if (announced_.insert(algorithm).second && communicator_.rank() == 0)
     std::cerr << "composer-train: " << algorithm
-              << " needs whole gradients: under shard_grad_op it gathers "
-                 "them at each step it runs (an all-gather)\n";
+              << (shardsParameters()
+                      ? " needs whole gradients and weights: under full_shard "
+                        "it gathers both at each step it runs (all-gathers)\n"
+                      : " needs whole gradients: under shard_grad_op it "
+                        "gathers them at each step it runs (an all-gather)\n");
+  if (shardsParameters())
+    materializeParameters();
   torch::NoGradGuard noGrad;
   for (FlatGroup &group : groups_) {
     torch::Tensor shard = group.master.grad();
     if (!shard.defined())
       shard = torch::zeros_like(group.master);
-    torch::Tensor whole = torch::empty({group.flat.numel()}, shard.options());
+    torch::Tensor whole = torch::empty(
+        {group.paddedSize(communicator_.worldSize())}, shard.options());
     communicator_.allGather(shard, whole);
     for (Member &member : group.members)
       if (member.parameter.requires_grad())
@@ -569,6 +595,8 @@ void ShardedDataParallel::scatterGradients() {
     group.master.mutable_grad() =
         whole.narrow(0, group.shardBegin, group.shardSize()).clone();
   }
+  if (shardsParameters())
+    releaseParameters(/*takeWeights=*/false);
 }
 
 //===----------------------------------------------------------------------===//

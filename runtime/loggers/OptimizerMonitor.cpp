@@ -46,6 +46,7 @@ public:
     }
     if (any)
       metrics["l2_norm/grad/global"] = std::sqrt(squares);
+    scatterGradients(state);
     logger.logMetrics(metrics, state.timestamp.batch);
   }
 

@@ -43,9 +43,6 @@ public:
   /// tensors (EMA, SWA). full_shard keeps only chunks of them: it gathers
   /// them for that apply, and takes them back when it changed them.
   virtual bool readsWholeWeights(Event event) const { return false; }
-  /// Whether its step stages work on whole weights and gradients (SAM):
-  /// full_shard keeps only chunks of them, and refuses it.
-  virtual bool stepsOnWholeWeights() const { return false; }
   /// What a checkpoint must carry for an exact resume (EMA weights, ...).
   virtual void saveState(torch::serialize::OutputArchive &archive) const {}
   virtual void loadState(torch::serialize::InputArchive &archive) {}

@@ -32,12 +32,19 @@ public:
   /// use them; elementwise changes to them change the step.
   virtual std::vector<torch::Tensor> localGradients() = 0;
   /// Leaves every trainable parameter's whole averaged gradient in its
-  /// .grad: one all-gather. `algorithm` is named on stderr the first time.
+  /// .grad (an all-gather), and under full_shard its whole weights in it.
+  /// `algorithm` is named on stderr the first time.
   virtual void gatherGradients(const std::string &algorithm) = 0;
   /// Takes this rank's shard of the parameters' .grad (as an algorithm
   /// changed them after gatherGradients) as the gradients the optimizer
-  /// uses, and drops the whole ones.
+  /// uses, and drops the whole ones (under full_shard, the weights too).
   virtual void scatterGradients() = 0;
+  /// This rank's fp32 master shards of the weights, one for each tensor of
+  /// localGradients() and in its order.
+  virtual std::vector<torch::Tensor> localWeights() = 0;
+  /// Makes forward compute with localWeights() as they are now, after
+  /// elementwise changes to them (ZeRO-2: an all-gather).
+  virtual void publishWeights() = 0;
   virtual Communicator &communicator() = 0;
 };
 
@@ -50,8 +57,9 @@ std::vector<torch::Tensor> localGradients(State &state);
 double gradientNorm(State &state);
 
 /// Makes every trainable parameter's .grad hold its whole averaged gradient
-/// for `algorithm`, which needs whole tensors (an all-gather when sharded;
-/// nothing otherwise).
+/// for `algorithm`, which needs whole tensors (an all-gather when sharded,
+/// of the weights too under full_shard; nothing otherwise). Every rank
+/// calls it, then scatterGradients.
 void gatherGradients(State &state, const std::string &algorithm);
 
 /// After gatherGradients and changes to the parameters' .grad: makes them

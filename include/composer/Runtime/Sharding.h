@@ -165,6 +165,8 @@ public:
   std::vector<torch::Tensor> localGradients() override;
   void gatherGradients(const std::string &algorithm) override;
   void scatterGradients() override;
+  std::vector<torch::Tensor> localWeights() override;
+  void publishWeights() override;
   Communicator &communicator() override { return communicator_; }
 
   // UnitGatherer (ZeRO-3).
@@ -242,10 +244,10 @@ private:
   /// change, or another unit came first.
   void dropPrefetch();
 
-  /// The members' .grad laid out as `group.flat` (zeros where a member has
-  /// none) in a new tensor of `options`; the .grad are dropped.
-  static torch::Tensor takeGradients(FlatGroup &group,
-                                     const torch::TensorOptions &options);
+  /// The members' .grad laid out as the group's whole buffer (zeros where
+  /// a member has none) in a new tensor of `options`; the .grad are dropped.
+  torch::Tensor takeGradients(FlatGroup &group,
+                              const torch::TensorOptions &options);
   /// Copies the parameters whose weights changed since the last all-gather
   /// into the master shards.
   void refreshMasters();
