@@ -19,12 +19,17 @@ The model, per step and rank:
   time      of a collective of S bytes on N ranks, ring (alpha-beta):
             all-reduce 2 (N-1) (alpha + S / (N beta)), reduce-scatter or
             all-gather (N-1) (alpha + S / (N beta));
+  copies    the runtime's own memory traffic around its collectives
+            (flattening, averaging, the local chunk), counted from its code
+            in COPY_TRAFFIC, at a measured copy bandwidth (HBM's for GPUs);
   overlap   the part of the communication hidden behind compute: DDP's
             bucketed all-reduce runs during backward (2/3 of the compute);
             the runtime's ZeRO-2 reduces after backward and gathers after
-            the step, and its ZeRO-3 gathers each unit when the unit starts,
-            so nothing of theirs hides; ZeRO-3 with prefetch (not built)
-            would hide its gathers behind forward and backward;
+            the step, so nothing of it hides; its ZeRO-3 starts each unit's
+            gather while the unit before runs, which hides the gathers
+            behind forward and backward where the link runs beside the
+            compute (a GPU's; not two CPU cores shared by two ranks), but
+            not its reduce-scatters, which backward waits for;
   memory    weights, gradients and optimizer state (K bytes per parameter,
             fp32 master weights included), whole or 1/N as each strategy
             keeps them, ZeRO-3 plus two units in flight, and activations
@@ -52,7 +57,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 PYTHON = "/usr/bin/python3"
-STRATEGIES = ("ddp", "zero2", "zero3", "zero3-prefetch")
+STRATEGIES = ("ddp", "zero2", "zero3")
 # ZeRO-3's checkpointed units run their forward again in backward: forward
 # is a third of forward and backward.
 RECOMPUTE = 1 / 3
@@ -91,10 +96,26 @@ def bytes_per_step(strategy, grad_bytes, weight_bytes):
     return {"reduce_scatter": grad_bytes, "all_gather": 2 * weight_bytes}
 
 
+# Bytes read plus written per step by the runtime's own copies around its
+# collectives, as (multiple of the gradient bytes G, of the weight bytes W)
+# one process holds, counted from runtime/dist/ProcessGroup.cpp and
+# ShardedDataParallel.cpp at 2 ranks (a chunk is half):
+#   DDP     each gradient into its bucket (2 G), the average's division
+#           (2 G), back into .grad (2 G);
+#   ZeRO-2  the flat gradient (zeros and copy, 3 G), the reduce-scatter's
+#           all-to-all (its own chunk, G), sum (1.5 G) and copy out (G),
+#           the division (G), the all-gather's own chunk (W);
+#   ZeRO-3  per unit: zeros and the gradients added in (4 G), the
+#           reduce-scatter (3.5 G), the fp32 sum (G), the division (G),
+#           and two gathers' own chunks (2 W).
+COPY_TRAFFIC = {"ddp": (6, 0), "zero2": (7.5, 1), "zero3": (9.5, 2)}
+
+
 def step_time(strategy, ranks, compute, optimizer, grad_bytes, weight_bytes,
-              link, overlap=None):
+              link, copy_bandwidth, overlap=None):
     """Seconds per step. `compute` is forward and backward at the local
-    batch; `optimizer` the step over all parameters on one rank."""
+    batch; `optimizer` the step over all parameters on one rank;
+    `copy_bandwidth` the bytes per second a copy reads plus writes."""
     comm = 0.0
     for kind, size in bytes_per_step(strategy, grad_bytes,
                                      weight_bytes).items():
@@ -102,11 +123,17 @@ def step_time(strategy, ranks, compute, optimizer, grad_bytes, weight_bytes,
     if strategy.startswith("zero3"):
         compute *= 1 + RECOMPUTE
     if overlap is None:
-        overlap = {"ddp": 2 / 3, "zero2": 0.0, "zero3": 0.0,
-                   "zero3-prefetch": 1.0}[strategy]
-    exposed = max(0.0, comm - overlap * compute) if ranks > 1 else 0.0
+        overlap = {"ddp": 2 / 3, "zero2": 0.0, "zero3": 1.0}[strategy]
+    hidden = comm
+    if strategy == "zero3":
+        # The prefetched gathers hide; the reduce-scatters do not.
+        hidden = link.all_gather(2 * weight_bytes, ranks)
+    exposed = comm - min(hidden, overlap * compute) if ranks > 1 else 0.0
+    g, w = COPY_TRAFFIC[strategy]
+    copies = (g * grad_bytes + w * weight_bytes) / copy_bandwidth \
+        if ranks > 1 else 0.0
     steps = optimizer if strategy == "ddp" else optimizer / ranks
-    return compute + steps + exposed, comm
+    return compute + steps + exposed + copies, comm
 
 
 def memory(strategy, ranks, params, weight_bytes_per, grad_bytes_per,
@@ -153,6 +180,30 @@ def _collective_worker(rank, port, sizes, repeat, out):
         with open(out, "w") as f:
             json.dump(results, f)
     dist.destroy_process_group()
+
+
+def _copy_worker(rank, size, repeat, out):
+    import torch
+    torch.set_num_threads(1)
+    source, target = torch.ones(size // 4), torch.empty(size // 4)
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        target.copy_(source)
+        times.append(time.perf_counter() - start)
+    if rank == 0:
+        with open(out, "w") as f:
+            json.dump(2 * size / statistics.median(times), f)
+
+
+def measure_copy_bandwidth(tmp):
+    """Bytes read plus written per second by one thread's copy of 64 MiB,
+    while a second process copies beside it, as the other rank does."""
+    import torch.multiprocessing as mp
+    out = os.path.join(tmp, "copy.json")
+    mp.spawn(_copy_worker, args=(64 << 20, 15, out), nprocs=2)
+    with open(out) as f:
+        return json.load(f)
 
 
 def fit_loopback(tmp):
@@ -208,6 +259,7 @@ def validate(args):
             "full_shard": ("full_shard", 2, None, sharding.ADAMW)}
     with tempfile.TemporaryDirectory() as tmp:
         link, points = fit_loopback(tmp)
+        copy_bandwidth = measure_copy_bandwidth(tmp)
         model, sharded, tokens = sharding.prepare(tmp)
         measured, logged = {}, {}
         beside = statistics.median(
@@ -215,7 +267,7 @@ def validate(args):
                                  local) for _ in range(args.repeat))
         for name, (strategy, ranks, batch, optimizer) in runs.items():
             times = []
-            trained = sharded if strategy == "full_shard" else model
+            trained = sharded["true"] if strategy == "full_shard" else model
             for _ in range(args.repeat):
                 state, _, jsonl = sharding.run(tmp, trained, tokens, strategy,
                                                ranks, args.steps, batch,
@@ -235,7 +287,8 @@ def validate(args):
     compute = beside
     print(f"Gloo loopback, 2 ranks: alpha {link.alpha * 1e6:.0f} us, "
           f"beta {link.beta / 1e9:.2f} GB/s (fit on all-reduces of "
-          f"{points[0][0] >> 10} KiB to {points[-1][0] >> 20} MiB)")
+          f"{points[0][0] >> 10} KiB to {points[-1][0] >> 20} MiB); copies "
+          f"at {copy_bandwidth / 1e9:.1f} GB/s read plus written per rank")
     print(f"one rank at the local batch ({local} sequences): "
           f"{measured['one rank'] * 1e3:.0f} ms/step, of which the AdamW step "
           f"{optimizer * 1e3:.0f} ms (against SGD); forward and backward "
@@ -257,7 +310,8 @@ def validate(args):
             for kind, size in bytes_per_step(strategy, grad_bytes,
                                              weight_bytes).items())
         predicted, _ = step_time(strategy, 2, compute, optimizer, grad_bytes,
-                                 weight_bytes, link, overlap=0.0)
+                                 weight_bytes, link, copy_bandwidth,
+                                 overlap=0.0)
         actual = measured[name]
         error = predicted / actual - 1
         worst = max(worst, abs(error))
@@ -277,6 +331,7 @@ def validate(args):
 # NVLink and 6 us across InfiniBand are assumed. 80 GB of HBM3.
 H100_PEAK = 989e12
 H100_MEMORY = 80e9
+H100_BANDWIDTH = 3.35e12
 NVLINK = Link("NVLink 4", 2e-6, 450e9)
 INFINIBAND = Link("InfiniBand NDR", 6e-6, 50e9)
 # Model FLOPs utilization assumed: 40% for GPT-style transformers (large
@@ -368,25 +423,25 @@ def print_table(name, params, unit, compute, activations, batch_note, mfu):
     # bf16 weights and gradients; AdamW's two fp32 moments and fp32 master
     # weights: 12 bytes of state per parameter.
     grad_bytes = weight_bytes = 2 * params
-    optimizer = params * 28 / 3.35e12  # 28 B/param at HBM3's 3.35 TB/s
+    optimizer = params * 28 / H100_BANDWIDTH  # 28 B/param
     print(f"\n{name}: {params / 1e6:.0f} M parameters; {batch_note}; "
           f"compute {compute * 1e3:.1f} ms/step at {mfu:.0%} MFU\n")
-    print("| GPUs | link | DDP ms | ZeRO-2 ms (as built) | ZeRO-3 ms (as "
-          "built) | ZeRO-3 ms (prefetch) | DDP GB | ZeRO-2 GB | ZeRO-3 GB |")
-    print("| --- " * 9 + "|")
+    print("| GPUs | link | DDP ms | ZeRO-2 ms | ZeRO-3 ms | DDP GB | ZeRO-2 "
+          "GB | ZeRO-3 GB |")
+    print("| --- " * 8 + "|")
     for ranks in (8, 16, 32, 64, 128, 256, 512):
         link = link_for(ranks)
         times, sizes = [], []
         for strategy in STRATEGIES:
             seconds, _ = step_time(strategy, ranks, compute, optimizer,
-                                   grad_bytes, weight_bytes, link)
+                                   grad_bytes, weight_bytes, link,
+                                   H100_BANDWIDTH)
             held = memory(strategy, ranks, params, 2, 2, 12, unit,
                           activations)
             total = sum(held.values())
             times.append(f"{seconds * 1e3:.1f}")
-            if strategy != "zero3-prefetch":
-                sizes.append(f"{total / 1e9:.1f}" +
-                             ("" if total <= H100_MEMORY else " (over)"))
+            sizes.append(f"{total / 1e9:.1f}" +
+                         ("" if total <= H100_MEMORY else " (over)"))
         print(f"| {ranks} | {link.name} | " + " | ".join(times) + " | " +
               " | ".join(sizes) + " |")
 
@@ -396,10 +451,11 @@ def tables(args):
           "GB), 8 GPUs per node on NVLink 4 (450 GB/s each way), nodes on "
           "InfiniBand NDR (50 GB/s per GPU); bf16 compute, fp32 AdamW state "
           "and master weights. DDP hides its all-reduce behind backward; "
-          "this runtime's ZeRO-2 and ZeRO-3 hide nothing, and its ZeRO-3 "
-          "recomputes each unit's forward (+1/3 compute); ZeRO-3 with "
-          "prefetch (not built) would hide its gathers behind forward and "
-          "backward. GB: weights, gradients, optimizer state and activations "
+          "this runtime's ZeRO-2 hides nothing; its ZeRO-3 recomputes each "
+          "unit's forward (+1/3 compute) and hides its prefetched gathers "
+          "behind forward and backward, but not its reduce-scatters. The "
+          "runtime's own copies around the collectives run at HBM3's 3.35 "
+          "TB/s. GB: weights, gradients, optimizer state and activations "
           "per GPU (\"over\": beyond 80 GB); ZeRO-3 keeps the units' inputs "
           "and one unit's activations.")
     sequences = 8
