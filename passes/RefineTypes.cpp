@@ -167,6 +167,25 @@ void RefineTypesPass::runOnOperation() {
         reportRefined(op);
       return WalkResult::advance();
     }
+    if (op->getNumResults() > 1) {
+      // Several results (prim::ListUnpack): refined where the op can tell,
+      // and reported only then.
+      auto rule = dyn_cast<InferTorchTypeOpInterface>(op);
+      bool any = false;
+      for (auto [index, result] : llvm::enumerate(op->getResults())) {
+        if (!rule || !isa<TorchTensorType>(result.getType()))
+          continue;
+        TorchTensorType inferred = rule.inferResultTypeAt(symbolTables, index);
+        if (!inferred)
+          continue;
+        if (failed(refine(result, inferred)))
+          return WalkResult::interrupt();
+        any = true;
+      }
+      if (any)
+        reportRefined(op);
+      return WalkResult::advance();
+    }
     if (op->getNumResults() != 1 ||
         !isa<TorchTensorType>(op->getResult(0).getType()))
       return WalkResult::advance();

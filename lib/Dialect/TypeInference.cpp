@@ -132,9 +132,91 @@ SmallVector<int64_t> broadcastSizes(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
   return sizes;
 }
 
+/// How PyTorch's type promotion ranks an operand: by the category of its
+/// dtype (bool, integer, floating point), then a tensor with dimensions
+/// over a 0-d one over a number.
+struct PromotionOperand {
+  int category = -1; // -1: unknown
+  int priority = -1; // 2 dimensioned, 1 0-d, 0 a number; -1 unknown
+  Type dtype;        // null for a number
+};
+
+PromotionOperand describePromotion(Value value) {
+  PromotionOperand operand;
+  Type type = value.getType();
+  if (auto tensor = dyn_cast<TorchTensorType>(type)) {
+    operand.dtype = tensor.getDtype();
+    if (tensor.getHasRank())
+      operand.priority = tensor.getSizes().empty() ? 1 : 2;
+  } else {
+    operand.priority = 0;
+  }
+  Type element = operand.dtype;
+  if (isa<BoolType>(type) || (element && element.isInteger(1)))
+    operand.category = 0;
+  else if (isa<IntType>(type) || (element && isa<IntegerType>(element)))
+    operand.category = 1;
+  else if (isa<TorchFloatType>(type) || (element && isa<FloatType>(element)))
+    operand.category = 2;
+  return operand;
+}
+
+/// Two dtypes of one category promoted: the wider; bf16 with f16 is f32,
+/// uint8 with int8 int16.
+Type promotePair(MLIRContext *ctx, Type a, Type b) {
+  if (a == b)
+    return a;
+  unsigned wa = a.getIntOrFloatBitWidth(), wb = b.getIntOrFloatBitWidth();
+  if (isa<FloatType>(a) && isa<FloatType>(b))
+    return wa != wb ? (wa > wb ? a : b) : Type(Float32Type::get(ctx));
+  auto ia = dyn_cast<IntegerType>(a), ib = dyn_cast<IntegerType>(b);
+  if (!ia || !ib)
+    return Type();
+  if (ia.isUnsigned() != ib.isUnsigned()) {
+    IntegerType sign = ia.isUnsigned() ? ib : ia;
+    IntegerType unsign = ia.isUnsigned() ? ia : ib;
+    return sign.getWidth() > unsign.getWidth()
+               ? Type(sign)
+               : Type(IntegerType::get(ctx, 2 * unsign.getWidth()));
+  }
+  return wa > wb ? a : b;
+}
+
+/// The dtype of an elementwise op on `operands` under PyTorch's type
+/// promotion (the highest category wins; within it, the highest priority;
+/// a number alone gives the category's default: bool, int64, float32);
+/// null where an operand's dtype or rank is unknown.
+Type promoteDtypes(MLIRContext *ctx, ArrayRef<Value> operands) {
+  SmallVector<PromotionOperand> described;
+  for (Value value : operands) {
+    described.push_back(describePromotion(value));
+    if (described.back().category < 0 || described.back().priority < 0)
+      return Type();
+  }
+  int category = 0, priority = 0;
+  for (const PromotionOperand &operand : described)
+    category = std::max(category, operand.category);
+  for (const PromotionOperand &operand : described)
+    if (operand.category == category)
+      priority = std::max(priority, operand.priority);
+  Type dtype;
+  for (const PromotionOperand &operand : described) {
+    if (operand.category != category || operand.priority != priority)
+      continue;
+    if (!operand.dtype)
+      return category == 2   ? Type(Float32Type::get(ctx))
+             : category == 1 ? Type(IntegerType::get(ctx, 64))
+                             : Type(IntegerType::get(ctx, 1));
+    dtype = dtype ? promotePair(ctx, dtype, operand.dtype) : operand.dtype;
+    if (!dtype)
+      return Type();
+  }
+  return dtype;
+}
+
 Shape broadcast(Value lhs, Value rhs) {
   Shape a = Shape::of(lhs), b = Shape::of(rhs);
-  Type dtype = a.dtype == b.dtype ? a.dtype : Type();
+  Type dtype = promoteDtypes(lhs.getContext(), {lhs, rhs});
   if (!a.ranked || !b.ranked)
     return Shape::unranked(dtype);
   Shape out;
@@ -173,11 +255,151 @@ std::optional<SmallVector<int64_t>> constantIntList(Value value) {
   return result;
 }
 
-/// view and reshape: the constant size list, with one -1 inferred from the
-/// element count.
+/// `dim` counted from 0 for a tensor of `rank` (`extra` more for a dim that
+/// may name the position after the last, as unsqueeze's), if in range.
+std::optional<size_t> normalizeDim(int64_t dim, size_t rank, size_t extra = 0) {
+  int64_t bound = int64_t(rank + extra);
+  if (dim < -bound || dim >= bound)
+    return std::nullopt;
+  return size_t(dim < 0 ? dim + bound : dim);
+}
+
+std::optional<int64_t> knownSize(int64_t size) {
+  if (size == kUnknown)
+    return std::nullopt;
+  return size;
+}
+
+/// Python's floor division.
+int64_t floorDivide(int64_t a, int64_t b) {
+  int64_t quotient = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? quotient - 1 : quotient;
+}
+
+std::optional<int64_t> knownInt(Value value);
+
+/// An int module attribute's value as imported, where nothing in the model
+/// assigns it.
+std::optional<int64_t> importedInt(GetAttrOp read) {
+  IntegerAttr imported = read.getImportedAttr();
+  auto module = read->getParentOfType<ModuleOp>();
+  if (!imported || !module)
+    return std::nullopt;
+  WalkResult assigned = module.walk([&](SetAttrOp write) {
+    return write.getPath() == read.getPath() ? WalkResult::interrupt()
+                                             : WalkResult::advance();
+  });
+  if (assigned.wasInterrupted())
+    return std::nullopt;
+  return imported.getInt();
+}
+
+/// The integer a 0-d integer tensor holds where it is known, as a traced
+/// model computes sizes: prim::NumToTensor of a known integer, a constant,
+/// or integer arithmetic on known ones.
+std::optional<int64_t> knownScalar(Value tensor) {
+  if (auto constant = tensor.getDefiningOp<ConstantOp>()) {
+    auto dense = dyn_cast<DenseIntElementsAttr>(constant.getValue());
+    if (!dense || dense.getNumElements() != 1)
+      return std::nullopt;
+    return (*dense.begin()).getSExtValue();
+  }
+  auto op = tensor.getDefiningOp<GenericOp>();
+  if (!op)
+    return std::nullopt;
+  if (op.getKind() == "prim::NumToTensor" && op->getNumOperands() == 1)
+    return knownInt(op->getOperand(0));
+  if (op->getNumOperands() < 2)
+    return std::nullopt;
+  std::optional<int64_t> a = knownScalar(op->getOperand(0));
+  std::optional<int64_t> b = knownScalar(op->getOperand(1));
+  if (!a || !b)
+    return std::nullopt;
+  if (op.isKind(AtenKind::mul))
+    return *a * *b;
+  if (op.isKind(AtenKind::floor_divide) && *b != 0)
+    return floorDivide(*a, *b);
+  return std::nullopt;
+}
+
+/// The value of the integer `value` where it is known: a constant, a size
+/// of a tensor whose size is known (aten::size with a dim, or an element of
+/// aten::size's list through prim::ListUnpack), or integer arithmetic on
+/// known integers, an int module attribute nothing assigns, or aten::Int or
+/// aten::ScalarImplicit of a known 0-d tensor.
+std::optional<int64_t> knownInt(Value value) {
+  if (!isa<IntType, NumberType>(value.getType()))
+    return std::nullopt;
+  if (auto constant = value.getDefiningOp<ConstantOp>()) {
+    if (auto integer = dyn_cast<IntegerAttr>(constant.getValue()))
+      return integer.getInt();
+    return std::nullopt;
+  }
+  if (auto read = value.getDefiningOp<GetAttrOp>())
+    return importedInt(read);
+  auto op = value.getDefiningOp<GenericOp>();
+  if (!op)
+    return std::nullopt;
+  if ((op.isKind(AtenKind::Int) || op.isKind(AtenKind::ScalarImplicit)) &&
+      op->getNumOperands() == 1)
+    return knownScalar(op->getOperand(0));
+  if (op.getKind() == "prim::ListUnpack") {
+    auto sizes = op->getOperand(0).getDefiningOp<GenericOp>();
+    if (!sizes || !sizes.isKind(AtenKind::size) || sizes->getNumOperands() != 1)
+      return std::nullopt;
+    Shape shape = Shape::of(sizes->getOperand(0));
+    if (!shape.ranked || shape.sizes.size() != op->getNumResults())
+      return std::nullopt;
+    return knownSize(shape.sizes[cast<OpResult>(value).getResultNumber()]);
+  }
+  if (op->getNumOperands() != 2)
+    return std::nullopt;
+  if (op.isKind(AtenKind::size)) {
+    Shape shape = Shape::of(op->getOperand(0));
+    std::optional<int64_t> dim = knownInt(op->getOperand(1));
+    if (!shape.ranked || !dim)
+      return std::nullopt;
+    std::optional<size_t> index = normalizeDim(*dim, shape.sizes.size());
+    return index ? knownSize(shape.sizes[*index]) : std::nullopt;
+  }
+  std::optional<int64_t> a = knownInt(op->getOperand(0));
+  std::optional<int64_t> b = knownInt(op->getOperand(1));
+  if (!a || !b)
+    return std::nullopt;
+  if (op.isKind(AtenKind::add))
+    return *a + *b;
+  if (op.isKind(AtenKind::sub))
+    return *a - *b;
+  if (op.isKind(AtenKind::mul))
+    return *a * *b;
+  if (op.isKind(AtenKind::floordiv) && *b != 0)
+    return floorDivide(*a, *b);
+  return std::nullopt;
+}
+
+/// The integers of a list where all are known: a constant list, or a
+/// prim::ListConstruct of known integers.
+std::optional<SmallVector<int64_t>> knownIntList(Value list) {
+  if (std::optional<SmallVector<int64_t>> constant = constantIntList(list))
+    return constant;
+  auto construct = list.getDefiningOp<GenericOp>();
+  if (!construct || construct.getKind() != "prim::ListConstruct")
+    return std::nullopt;
+  SmallVector<int64_t> result;
+  for (Value element : construct->getOperands()) {
+    std::optional<int64_t> known = knownInt(element);
+    if (!known)
+      return std::nullopt;
+    result.push_back(*known);
+  }
+  return result;
+}
+
+/// view and reshape: the size list where its integers are known, with one
+/// -1 inferred from the element count.
 Shape inferReshape(Value input, Value sizeList) {
   Shape in = Shape::of(input);
-  std::optional<SmallVector<int64_t>> sizes = constantIntList(sizeList);
+  std::optional<SmallVector<int64_t>> sizes = knownIntList(sizeList);
   if (!sizes)
     return Shape::unranked(in.dtype);
   Shape out;
@@ -302,13 +524,172 @@ static std::optional<Shape> inferUpsample2d(GenericOp op) {
   return shape;
 }
 
+/// Kinds whose result is bool: the comparisons.
+static bool isComparison(GenericOp op) {
+  return op.isKind(AtenKind::eq) || op.isKind(AtenKind::ne) ||
+         op.isKind(AtenKind::lt) || op.isKind(AtenKind::le) ||
+         op.isKind(AtenKind::gt) || op.isKind(AtenKind::ge);
+}
+
+/// An ElementwiseBinary kind (add, mul, pow, the comparisons, ...) of a
+/// tensor and a tensor or a number: the broadcast shape; bool for a
+/// comparison, else the promoted dtype (float32 for true division of
+/// integers).
+static std::optional<Shape> inferElementwiseBinary(GenericOp op) {
+  const AtenKindInfo *info = lookupAtenKind(op.getKind());
+  if (!info || !info->has(AtenTrait::ElementwiseBinary) ||
+      op->getNumOperands() < 2)
+    return std::nullopt;
+  Value other = op->getOperand(1);
+  Shape shape;
+  if (isa<TorchTensorType>(other.getType())) {
+    shape = broadcast(op->getOperand(0), other);
+  } else {
+    shape = Shape::of(op->getOperand(0));
+    shape.dtype = promoteDtypes(op.getContext(), {op->getOperand(0), other});
+  }
+  MLIRContext *ctx = op.getContext();
+  if (isComparison(op))
+    shape.dtype = IntegerType::get(ctx, 1);
+  else if ((op.isKind(AtenKind::div) || op.isKind(AtenKind::true_divide)) &&
+           shape.dtype && isa<IntegerType>(shape.dtype))
+    shape.dtype = Float32Type::get(ctx); // true division of integers
+  return shape;
+}
+
+/// aten::transpose(self, dim0, dim1) and aten::unsqueeze(self, dim).
+static std::optional<Shape> inferDimensionMove(GenericOp op) {
+  bool transpose = op.isKind(AtenKind::transpose);
+  if (!transpose && !op.isKind(AtenKind::unsqueeze))
+    return std::nullopt;
+  Shape shape = Shape::of(op->getOperand(0));
+  if (op->getNumOperands() != (transpose ? 3u : 2u) || !shape.ranked)
+    return Shape::unranked(shape.dtype);
+  size_t rank = shape.sizes.size();
+  std::optional<int64_t> first = knownInt(op->getOperand(1));
+  std::optional<size_t> a =
+      first ? normalizeDim(*first, rank, transpose ? 0 : 1) : std::nullopt;
+  if (!a)
+    return Shape::unranked(shape.dtype);
+  if (!transpose) {
+    shape.sizes.insert(shape.sizes.begin() + *a, 1);
+    return shape;
+  }
+  std::optional<int64_t> second = knownInt(op->getOperand(2));
+  std::optional<size_t> b = second ? normalizeDim(*second, rank) : std::nullopt;
+  if (!b)
+    return Shape::unranked(shape.dtype);
+  std::swap(shape.sizes[*a], shape.sizes[*b]);
+  return shape;
+}
+
+/// aten::slice(self, dim, start, end, step), as Python slices clamp.
+static std::optional<Shape> inferSlice(GenericOp op) {
+  if (!op.isKind(AtenKind::slice))
+    return std::nullopt;
+  Shape shape = Shape::of(op->getOperand(0));
+  if (op->getNumOperands() != 5 || !shape.ranked)
+    return Shape::unranked(shape.dtype);
+  std::optional<int64_t> dim = knownInt(op->getOperand(1));
+  std::optional<size_t> index =
+      dim ? normalizeDim(*dim, shape.sizes.size()) : std::nullopt;
+  if (!index)
+    return Shape::unranked(shape.dtype);
+  int64_t &size = shape.sizes[*index];
+  auto bound = [&](Value value, int64_t absent) -> std::optional<int64_t> {
+    if (isa<TorchNoneType>(value.getType()))
+      return absent;
+    std::optional<int64_t> known = knownInt(value);
+    if (!known)
+      return std::nullopt;
+    int64_t position = *known < 0 ? *known + size : *known;
+    return std::clamp<int64_t>(position, 0, size);
+  };
+  std::optional<int64_t> step = knownInt(op->getOperand(4));
+  if (size == kUnknown || !step || *step < 1) {
+    size = kUnknown;
+    return shape;
+  }
+  std::optional<int64_t> start = bound(op->getOperand(2), 0);
+  std::optional<int64_t> end = bound(op->getOperand(3), size);
+  size = start && end
+             ? std::max<int64_t>(0, (*end - *start + *step - 1) / *step)
+             : kUnknown;
+  return shape;
+}
+
+/// aten::embedding(weight, indices, ...): the indices' shape and a row of
+/// the weight's dtype.
+static std::optional<Shape> inferEmbedding(GenericOp op) {
+  if (!op.isKind(AtenKind::embedding) || op->getNumOperands() < 2)
+    return std::nullopt;
+  Shape weight = Shape::of(op->getOperand(0));
+  Shape indices = Shape::of(op->getOperand(1));
+  if (!weight.ranked || weight.sizes.size() != 2 || !indices.ranked)
+    return Shape::unranked(weight.dtype);
+  indices.sizes.push_back(weight.sizes[1]);
+  indices.dtype = weight.dtype;
+  return indices;
+}
+
+/// aten::arange(end | start, end | start, end, step, dtype, layout, device,
+/// pin_memory) over known integers: a 1-D tensor of the dtype given, or
+/// int64.
+static std::optional<Shape> inferArange(GenericOp op) {
+  if (!op.isKind(AtenKind::arange) || op->getNumOperands() < 5 ||
+      op->getNumOperands() > 7)
+    return std::nullopt;
+  unsigned numbers = op->getNumOperands() - 4;
+  SmallVector<int64_t, 3> range = {0, 0, 1};
+  for (unsigned i = 0; i < numbers; ++i) {
+    std::optional<int64_t> known = knownInt(op->getOperand(i));
+    if (!known)
+      return Shape::unranked(Type());
+    range[numbers == 1 ? 1 : i] = *known;
+  }
+  Shape shape;
+  Value dtype = op->getOperand(numbers);
+  if (isa<TorchNoneType>(dtype.getType())) {
+    shape.dtype = IntegerType::get(op.getContext(), 64);
+  } else if (std::optional<int64_t> code = knownInt(dtype)) {
+    shape.dtype = getDtypeType(op.getContext(),
+                               static_cast<torch_upstream::ScalarType>(*code));
+  }
+  auto [start, end, step] = std::tuple(range[0], range[1], range[2]);
+  if (step == 0)
+    return Shape::unranked(shape.dtype);
+  shape.ranked = true;
+  int64_t length = step > 0 ? (end - start + step - 1) / step
+                            : (start - end - step - 1) / -step;
+  shape.sizes.push_back(std::max<int64_t>(0, length));
+  return shape;
+}
+
+/// aten::masked_fill(self, mask, value): the mask broadcasts to self.
+static std::optional<Shape> inferMaskedFill(GenericOp op) {
+  if (!op.isKind(AtenKind::masked_fill))
+    return std::nullopt;
+  return Shape::of(op->getOperand(0));
+}
+
 TorchTensorType GenericOp::inferResultType(SymbolTableCollection &) {
-  if (getNumResults() != 1 || getOperands().empty() ||
-      !isa<TorchTensorType>(getOperand(0).getType()))
+  if (getNumResults() != 1 || getOperands().empty())
+    return nullptr;
+  if (std::optional<Shape> shape = inferArange(*this))
+    return shape->toType(getContext());
+  if (getKind() == "prim::NumToTensor") {
+    Type dtype = isa<IntType>(getOperand(0).getType())
+                     ? IntegerType::get(getContext(), 64)
+                     : Type();
+    return TorchTensorType::get(getContext(), true, {}, dtype);
+  }
+  if (!isa<TorchTensorType>(getOperand(0).getType()))
     return nullptr;
   StringRef kind = getKind().split('.').first;
-  if (std::optional<Shape> upsampled = inferUpsample2d(*this))
-    return upsampled->toType(getContext());
+  for (auto rule : {inferUpsample2d, inferElementwiseBinary, inferDimensionMove,
+                    inferSlice, inferEmbedding, inferMaskedFill})
+    if (std::optional<Shape> shape = rule(*this))
+      return shape->toType(getContext());
   // Out of place, a second tensor (clamp's Tensor bounds) would broadcast.
   bool inPlace = kind.ends_with("_") && !kind.ends_with("__");
   if (!preservesShapeAndDtype(kind) ||
@@ -317,6 +698,51 @@ TorchTensorType GenericOp::inferResultType(SymbolTableCollection &) {
       })))
     return nullptr;
   return Shape::of(getOperand(0)).toType(getContext());
+}
+
+/// prim::ListUnpack of aten::split(self, split_size | sizes, dim) or
+/// aten::chunk(self, chunks, dim): each piece's shape along dim.
+TorchTensorType GenericOp::inferResultTypeAt(SymbolTableCollection &,
+                                             unsigned index) {
+  auto pieces = getKind() == "prim::ListUnpack"
+                    ? getOperand(0).getDefiningOp<GenericOp>()
+                    : GenericOp();
+  if (!pieces || pieces->getNumOperands() != 3 ||
+      !(pieces.isKind(AtenKind::split) || pieces.isKind(AtenKind::chunk)))
+    return nullptr;
+  Shape shape = Shape::of(pieces->getOperand(0));
+  std::optional<int64_t> dim = knownInt(pieces->getOperand(2));
+  std::optional<size_t> axis = shape.ranked && dim
+                                   ? normalizeDim(*dim, shape.sizes.size())
+                                   : std::nullopt;
+  if (!axis)
+    return Shape::unranked(shape.dtype).toType(getContext());
+  int64_t &size = shape.sizes[*axis];
+  int64_t begin = 0, length = kUnknown;
+  if (std::optional<SmallVector<int64_t>> sizes =
+          knownIntList(pieces->getOperand(1))) {
+    if (sizes->size() == getNumResults())
+      length = (*sizes)[index];
+  } else if (std::optional<int64_t> count = knownInt(pieces->getOperand(1));
+             count && *count > 0 && size != kUnknown) {
+    int64_t piece =
+        pieces.isKind(AtenKind::chunk) ? (size + *count - 1) / *count : *count;
+    begin = piece * index;
+    length = std::clamp<int64_t>(size - begin, 0, piece);
+  }
+  size = length;
+  return shape.toType(getContext());
+}
+
+TorchTensorType ConstantOp::inferResultType(SymbolTableCollection &) {
+  auto elements = dyn_cast<DenseElementsAttr>(getValue());
+  if (!elements)
+    return nullptr;
+  Shape shape;
+  shape.ranked = true;
+  llvm::append_range(shape.sizes, elements.getType().getShape());
+  shape.dtype = elements.getElementType();
+  return shape.toType(getContext());
 }
 
 TorchTensorType GetParamOp::inferResultType(SymbolTableCollection &symbols) {

@@ -441,9 +441,13 @@ LogicalResult Importer::importGetAttr(jit::Node *node, Location loc) {
       path = tied->second;
     op = builder.create<GetParamOp>(loc, resultType,
                                     FlatSymbolRefAttr::get(ctx, path));
-  } else
+  } else {
+    IntegerAttr imported;
+    if (value.isInt())
+      imported = builder.getI64IntegerAttr(value.toInt());
     op = builder.create<GetAttrOp>(loc, importType(node->output()->type(), ctx),
-                                   path);
+                                   path, imported);
+  }
   bindResults(node, op);
   return success();
 }

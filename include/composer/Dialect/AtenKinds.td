@@ -87,6 +87,8 @@ def : BinaryArithmeticKind<"remainder">;
 def : ComparisonKind<"eq">;
 def : ComparisonKind<"ne">;
 def : ComparisonKind<"lt">;
+def : ComparisonKind<"le">;
+def : ComparisonKind<"gt">;
 def : ComparisonKind<"ge">;
 // where(condition, self, other): self and other promote.
 def : AtenKind<"where", [], AutocastPromote> {
@@ -191,6 +193,7 @@ def : DataKind<"list">;
 def : DataKind<"append">;
 def : DataKind<"_set_item">;
 def : DataKind<"Int">;
+def : DataKind<"ScalarImplicit">;
 def : DataKind<"Bool">;
 def : DataKind<"float"> { let cppName = "to_float"; }
 def : DataKind<"floordiv">;

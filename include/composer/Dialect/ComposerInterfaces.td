@@ -105,11 +105,11 @@ def ConvolutionOpInterface : OpInterface<"ConvolutionLike"> {
 def InferTorchTypeOpInterface : OpInterface<"InferTorchTypeOpInterface"> {
   let cppNamespace = "::composer";
   let description = [{
-    An op with one tensor result whose shape and dtype follow from its
+    An op with tensor results whose shapes and dtypes follow from its
     operands' types and its attributes: the rule composer-refine-types
     applies. The default is an elementwise op's: operand 0's type, or for an
-    ElementwiseBinary op the broadcast of both operands' shapes (with their
-    dtype if they agree).
+    ElementwiseBinary op the broadcast of both operands' shapes, with the
+    dtype PyTorch's type promotion gives.
   }];
   let methods = [
     InterfaceMethod<[{
@@ -119,6 +119,14 @@ def InferTorchTypeOpInterface : OpInterface<"InferTorchTypeOpInterface"> {
       }], "::composer::TorchTensorType", "inferResultType",
       (ins "::mlir::SymbolTableCollection &":$symbolTables), [{}], [{
         return ::composer::inferElementwiseResultType($_op.getOperation());
+      }]>,
+    InterfaceMethod<[{
+        For an op with several results: what is known of result #`index`'s
+        type, null if the op cannot tell (prim::ListUnpack of a split).
+      }], "::composer::TorchTensorType", "inferResultTypeAt",
+      (ins "::mlir::SymbolTableCollection &":$symbolTables,
+           "unsigned":$index), [{}], [{
+        return {};
       }]>,
   ];
 }

@@ -87,9 +87,17 @@ def Composer_GetAttrOp : Composer_Op<"get_attr", [MemoryEffects<[MemRead]>]> {
   let description = [{
     Reads module attributes that are not parameters or buffers, such as the
     `training` flag: `%t = composer.get_attr "layer1.0.bn1.training" : !composer.bool`.
+    `imported` is an int attribute's value in the model imported (an
+    attention's head count): type refinement reads it where nothing in the
+    model assigns the attribute. Export reads the attribute itself.
   }];
-  let arguments = (ins StrAttr:$path);
+  let arguments = (ins StrAttr:$path, OptionalAttr<I64Attr>:$imported);
   let results = (outs AnyType:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result, "::llvm::StringRef":$path), [{
+      build($_builder, $_state, result, path, ::mlir::IntegerAttr());
+    }]>
+  ];
   let assemblyFormat = "$path attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
@@ -105,7 +113,8 @@ def Composer_SetAttrOp : Composer_Op<"set_attr", [MemoryEffects<[MemWrite]>]> {
 // Constants and the generic op.
 //===----------------------------------------------------------------------===//
 
-def Composer_ConstantOp : Composer_Op<"constant", [ConstantLike, Pure]> {
+def Composer_ConstantOp : Composer_Op<"constant", [ConstantLike, Pure,
+                                                   Composer_OwnTypeRule]> {
   let summary = "a TorchScript constant";
   let description = [{
     The value is an IntegerAttr (int), FloatAttr (float), BoolAttr, StringAttr
@@ -121,13 +130,16 @@ def Composer_ConstantOp : Composer_Op<"constant", [ConstantLike, Pure]> {
 }
 
 def Composer_GenericOp : Composer_Op<"op", [Composer_OwnFlopCost,
-                                            Composer_OwnTypeRule]> {
+    DeclareOpInterfaceMethods<InferTorchTypeOpInterface,
+                              ["inferResultType", "inferResultTypeAt"]>]> {
   let summary = "any TorchScript node the dialect has no typed op for";
   let description = [{
     `kind` is the node kind (`aten::size`, `prim::ListConstruct`, ...), and
     `attrs` its node attributes. Conservatively has side effects. Its type
-    rule gives the kinds AtenKinds.td calls ShapePreserving operand 0's
-    shape and dtype.
+    rules (lib/Dialect/TypeInference.cpp) give the kinds AtenKinds.td calls
+    ShapePreserving operand 0's shape and dtype, broadcast the
+    ElementwiseBinary ones, and know the views, indexing and factories a
+    transformer's attention uses, with integers read from aten::size.
     `%n = composer.op "aten::size"(%x, %c0) : (!composer.tensor, !composer.int) -> !composer.int`
   }];
   let arguments = (ins StrAttr:$kind, Variadic<AnyType>:$operands,
