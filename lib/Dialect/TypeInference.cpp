@@ -524,13 +524,6 @@ static std::optional<Shape> inferUpsample2d(GenericOp op) {
   return shape;
 }
 
-/// Kinds whose result is bool: the comparisons.
-static bool isComparison(GenericOp op) {
-  return op.isKind(AtenKind::eq) || op.isKind(AtenKind::ne) ||
-         op.isKind(AtenKind::lt) || op.isKind(AtenKind::le) ||
-         op.isKind(AtenKind::gt) || op.isKind(AtenKind::ge);
-}
-
 /// An ElementwiseBinary kind (add, mul, pow, the comparisons, ...) of a
 /// tensor and a tensor or a number: the broadcast shape; bool for a
 /// comparison, else the promoted dtype (float32 for true division of
@@ -549,7 +542,7 @@ static std::optional<Shape> inferElementwiseBinary(GenericOp op) {
     shape.dtype = promoteDtypes(op.getContext(), {op->getOperand(0), other});
   }
   MLIRContext *ctx = op.getContext();
-  if (isComparison(op))
+  if (info->has(AtenTrait::BoolResult))
     shape.dtype = IntegerType::get(ctx, 1);
   else if ((op.isKind(AtenKind::div) || op.isKind(AtenKind::true_divide)) &&
            shape.dtype && isa<IntegerType>(shape.dtype))

@@ -28,6 +28,8 @@ def HasGradient : AtenTrait<"HasGradient">;
 // The result is f(operand 0, operand 1) element by element, the two
 // broadcast against each other (add, mul, eq).
 def ElementwiseBinary : AtenTrait<"ElementwiseBinary">;
+// The result is bool whatever the operands' dtypes (eq, lt, logical_not).
+def BoolResult : AtenTrait<"BoolResult">;
 // The result has operand 0's shape and dtype whatever the other operands
 // are; type inference gives it operand 0's type.
 def ShapePreserving : AtenTrait<"ShapePreserving">;
@@ -122,7 +124,8 @@ class BinaryArithmeticKind<string name, bit inplace = 1>
   let autocastOperands = [0, 1];
   let hasInPlace = inplace;
 }
-class ComparisonKind<string name> : AtenKind<name, [ElementwiseBinary]>;
+class ComparisonKind<string name>
+    : AtenKind<name, [ElementwiseBinary, BoolResult]>;
 class DropoutKind<string name>
     : AtenKind<name, [DropoutLike, ShapePreserving]> {
   let hasInPlace = 1;

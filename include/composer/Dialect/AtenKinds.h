@@ -37,7 +37,8 @@ enum class AtenTrait : uint32_t {
   /// Writes operand 0 and returns it (a trailing `_`).
   InPlace = 1u << 8,
   HasGradient = 1u << 9,
-  LLVM_MARK_AS_BITMASK_ENUM(/*LargestValue=*/HasGradient)
+  BoolResult = 1u << 10,
+  LLVM_MARK_AS_BITMASK_ENUM(/*LargestValue=*/BoolResult)
 };
 LLVM_ENABLE_BITMASK_ENUMS_IN_NAMESPACE();
 

@@ -70,8 +70,7 @@ def : RoundingKind<"bitwise_not">;
 def : UnaryMathKind<"clamp">;
 def : UnaryMathKind<"clamp_min">;
 def : UnaryMathKind<"clamp_max">;
-// The result is bool.
-def : AtenKind<"logical_not", [ElementwiseUnary]>;
+def : AtenKind<"logical_not", [ElementwiseUnary, BoolResult]>;
 def : AtenKind<"pow", [ElementwiseBinary], AutocastFp32> { let hasInPlace = 1; }
 
 def : BinaryArithmeticKind<"add">;
