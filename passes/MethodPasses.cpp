@@ -23,13 +23,24 @@ static std::vector<StringRef> &getRegistry() {
   return registry;
 }
 
+/// The registered methods declared to keep accuracy; sorted likewise.
+static std::vector<StringRef> &getAccuracyKeepers() {
+  static std::vector<StringRef> keepers;
+  return keepers;
+}
+
+static void insertSorted(std::vector<StringRef> &sorted, StringRef argument) {
+  auto at = llvm::lower_bound(sorted, argument);
+  if (at == sorted.end() || *at != argument)
+    sorted.insert(at, argument);
+}
+
 MethodPassRegistration::MethodPassRegistration(
-    ArrayRef<llvm::StringLiteral> arguments) {
-  std::vector<StringRef> &registry = getRegistry();
-  for (StringRef argument : arguments) {
-    auto at = llvm::lower_bound(registry, argument);
-    if (at == registry.end() || *at != argument)
-      registry.insert(at, argument);
+    ArrayRef<MethodPassDeclaration> declarations) {
+  for (const MethodPassDeclaration &declaration : declarations) {
+    insertSorted(getRegistry(), declaration.argument);
+    if (declaration.keepsAccuracy)
+      insertSorted(getAccuracyKeepers(), declaration.argument);
   }
 }
 
@@ -37,9 +48,13 @@ bool composer::isMethodPass(StringRef argument) {
   return llvm::binary_search(getRegistry(), argument);
 }
 
+bool composer::methodKeepsAccuracy(StringRef argument) {
+  return llvm::binary_search(getAccuracyKeepers(), argument);
+}
+
 ArrayRef<StringRef> composer::getMethodPassArguments() { return getRegistry(); }
 
-static constexpr llvm::StringLiteral kComposerMethodPasses[] = {
+static constexpr MethodPassDeclaration kComposerMethodPasses[] = {
 #include "composer/Passes/MethodPasses.h.inc"
 };
 static MethodPassRegistration composerMethodPasses(kComposerMethodPasses);

@@ -25,13 +25,23 @@ TEST(MethodPassesTest, MethodsAreThePassesDeclaredAsMethodPass) {
   EXPECT_TRUE(llvm::is_sorted(getMethodPassArguments()));
 }
 
+TEST(MethodPassesTest, KeepingAccuracyIsDeclaredWithThePass) {
+  EXPECT_TRUE(methodKeepsAccuracy("composer-channels-last"));
+  EXPECT_TRUE(methodKeepsAccuracy("composer-mixed-precision"));
+  EXPECT_TRUE(methodKeepsAccuracy("composer-activation-checkpointing"));
+  EXPECT_FALSE(methodKeepsAccuracy("composer-blurpool"));
+  EXPECT_FALSE(methodKeepsAccuracy("composer-alibi"));
+  EXPECT_FALSE(methodKeepsAccuracy("composer-refine-types"));
+}
+
 TEST(MethodPassesTest, ARegistrationAddsItsMethodsOnce) {
   // As a pass plugin registers its methods when it is loaded.
-  static constexpr llvm::StringLiteral kPluginMethods[] = {"test-plugin-method",
-                                                           "composer-blurpool"};
+  static constexpr MethodPassDeclaration kPluginMethods[] = {
+      {"test-plugin-method", true}, {"composer-blurpool", false}};
   EXPECT_FALSE(isMethodPass("test-plugin-method"));
   MethodPassRegistration registration(kPluginMethods);
   EXPECT_TRUE(isMethodPass("test-plugin-method"));
+  EXPECT_TRUE(methodKeepsAccuracy("test-plugin-method"));
   EXPECT_EQ(llvm::count(getMethodPassArguments(), "composer-blurpool"), 1);
   EXPECT_TRUE(llvm::is_sorted(getMethodPassArguments()));
 }

@@ -10,6 +10,7 @@
 
 #include "composer/API/CostReport.h"
 #include "composer/API/ModelIO.h"
+#include "composer/API/PipelineChoice.h"
 #include "composer/Analysis/FlopCount.h"
 #include "composer/Dialect/Composer.h"
 #include "composer/Passes/Passes.h"
@@ -171,7 +172,9 @@ public:
         io(&context, options.operatorLibraries, options.maxOps),
         fileLoc(FileLineColLoc::get(&context, inputPath, 0, 0)) {}
 
-  LogicalResult run(llvm::raw_ostream &os);
+  /// Measures and writes the report; chooses the pipeline into `choice`
+  /// if it is not null.
+  LogicalResult run(llvm::raw_ostream &os, PipelineChoice *choice);
 
 private:
   /// Runs `addPasses` on a copy of the model and returns it, as
@@ -187,7 +190,10 @@ private:
   void compareState(Variant &variant);
   std::vector<TensorSpec> timingInputs(std::string &why);
   void printText(llvm::raw_ostream &os);
-  void printJson(llvm::raw_ostream &os);
+  llvm::json::Object toJson();
+  /// Chooses from the variants measured so far; times the chosen passes
+  /// together when more than one pays alone, and chooses again.
+  LogicalResult choose(PipelineChoice &choice);
   std::string verdict(const Variant &variant);
   /// The measured step-time ratio to the model, if both were timed.
   std::optional<double> timeRatio(const Variant &variant);
@@ -511,7 +517,7 @@ void CostReporter::printText(llvm::raw_ostream &os) {
     os << "failed: " << name << ": " << reason << "\n";
 }
 
-void CostReporter::printJson(llvm::raw_ostream &os) {
+llvm::json::Object CostReporter::toJson() {
   const Variant &base = variants.front();
   llvm::json::Array rows;
   for (const Variant &variant : variants) {
@@ -553,6 +559,7 @@ void CostReporter::printJson(llvm::raw_ostream &os) {
       double seconds = median(variant.stepSeconds);
       row["step_seconds"] = seconds;
       row["step_samples"] = llvm::json::Array(variant.stepSeconds);
+      row["noise"] = noise(variant);
       row["time_ratio"] =
           base.stepSeconds.empty()
               ? llvm::json::Value(nullptr)
@@ -578,10 +585,46 @@ void CostReporter::printJson(llvm::raw_ostream &os) {
   for (auto &[name, reason] : failures)
     failed.push_back(llvm::json::Object{{"name", name}, {"reason", reason}});
   report["failed"] = std::move(failed);
-  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
+  return report;
 }
 
-LogicalResult CostReporter::run(llvm::raw_ostream &os) {
+LogicalResult CostReporter::choose(PipelineChoice &choice) {
+  std::string error;
+  std::optional<PipelineChoice> chosen = choosePipeline(toJson(), error);
+  if (!chosen)
+    return emitError(fileLoc, error);
+  if (chosen->passes.size() > 1) {
+    unsigned sites = 0;
+    std::string reason;
+    OwningOpRef<ModuleOp> counted;
+    OwningOpRef<ModuleOp> module = transform(
+        [&](OpPassManager &pm) {
+          return parsePassPipeline(llvm::join(chosen->passes, ","), pm);
+        },
+        sites, reason, counted);
+    if (!module) {
+      failures.emplace_back(kChosenPipelineName.str(), reason);
+    } else {
+      Variant together;
+      together.name = kChosenPipelineName.str();
+      together.kind = "pipeline";
+      together.sites = sites;
+      together.module = std::move(module);
+      together.counted = std::move(counted);
+      together.parts = chosen->passes;
+      compareState(together);
+      measure(together);
+      together.module = nullptr;
+      together.counted = nullptr;
+      variants.push_back(std::move(together));
+      chosen = choosePipeline(toJson(), error);
+    }
+  }
+  choice = std::move(*chosen);
+  return success();
+}
+
+LogicalResult CostReporter::run(llvm::raw_ostream &os, PipelineChoice *choice) {
   if (options.inputSpecs.empty())
     return emitError(fileLoc,
                      "--report-costs needs --input-spec: FLOPs and step "
@@ -702,12 +745,60 @@ LogicalResult CostReporter::run(llvm::raw_ostream &os) {
     measure(again);
     llvm::append_range(variants.front().stepSeconds, again.stepSeconds);
   }
+  if (choice && failed(this->choose(*choice)))
+    return failure();
   variants.front().module = nullptr;
 
-  if (options.json)
-    printJson(os);
-  else
-    printText(os);
+  if (options.json) {
+    llvm::json::Object report = toJson();
+    if (choice)
+      report["pipeline_choice"] = choice->toJson();
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
+    return success();
+  }
+  printText(os);
+  if (choice) {
+    os << "emitted pipeline (method passes that keep accuracy and pay "
+          "here): "
+       << choice->pipeline() << "\n";
+    choice->print(os, "  ");
+  }
+  return success();
+}
+
+/// The report of a --cost-table: the saved report with the choice (JSON),
+/// or the choice alone (text).
+LogicalResult reportChoiceFromTable(MLIRContext &context,
+                                    const CostReportOptions &options,
+                                    llvm::raw_ostream &os,
+                                    PipelineChoice &choice) {
+  Location loc = FileLineColLoc::get(&context, options.costTablePath, 0, 0);
+  auto buffer = llvm::MemoryBuffer::getFile(options.costTablePath);
+  if (!buffer)
+    return emitError(loc, "cannot read the cost table: ")
+           << buffer.getError().message();
+  llvm::Expected<llvm::json::Value> table =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!table)
+    return emitError(loc, "the cost table is not JSON: ")
+           << llvm::toString(table.takeError());
+  llvm::json::Object *report = table->getAsObject();
+  if (!report)
+    return emitError(loc, "the cost table is not a --report-costs=json "
+                          "report: expected an object");
+  std::string error;
+  std::optional<PipelineChoice> chosen = choosePipeline(*report, error);
+  if (!chosen)
+    return emitError(loc, "the cost table is ") << error;
+  choice = std::move(*chosen);
+  if (options.json) {
+    (*report)["pipeline_choice"] = choice.toJson();
+    os << llvm::formatv("{0:2}", *table) << "\n";
+    return success();
+  }
+  os << "emitted pipeline (from the cost table " << options.costTablePath
+     << "): " << choice.pipeline() << "\n";
+  choice.print(os, "  ");
   return success();
 }
 
@@ -715,6 +806,12 @@ LogicalResult CostReporter::run(llvm::raw_ostream &os) {
 
 LogicalResult composer::reportCosts(MLIRContext &context, StringRef inputPath,
                                     llvm::raw_ostream &os,
-                                    const CostReportOptions &options) {
-  return CostReporter(context, inputPath, options).run(os);
+                                    const CostReportOptions &options,
+                                    PipelineChoice *choice) {
+  if (!options.costTablePath.empty()) {
+    PipelineChoice fromTable;
+    return reportChoiceFromTable(context, options, os,
+                                 choice ? *choice : fromTable);
+  }
+  return CostReporter(context, inputPath, options).run(os, choice);
 }

@@ -25,7 +25,8 @@ def optimize_file(path: str, pipeline: str, lower_to: str,
     """As optimize_module, on the archive or .mlir file at `path`."""
 
 def passes() -> List[Record]:
-    """Every composer pass: name, summary, description, is_method, options
+    """Every composer pass: name, summary, description, is_method,
+    keeps_accuracy, options
     (name, type, is_list, default, choices, description)."""
 
 def pipelines() -> List[Record]:

@@ -155,6 +155,10 @@ class PassInfo:
     pipeline: str = ""
     """For a pipeline, the passes it runs with their options, as a textual
     pipeline that optimize(pipeline=...) takes."""
+    keeps_accuracy: bool = False
+    """A method that by design leaves what training reaches as it is
+    (channels-last, mixed precision, activation checkpointing): the ones
+    composer-opt --emit-pipeline chooses from on measured speed."""
 
 
 _CATALOG: Optional[Dict[str, PassInfo]] = None
@@ -183,7 +187,8 @@ def _catalog() -> Dict[str, PassInfo]:
                     list(option["choices"]), option["description"])
             catalog[record["name"]] = PassInfo(
                 record["name"], "pass", record["summary"],
-                record["description"], record["is_method"], options)
+                record["description"], record["is_method"], options,
+                keeps_accuracy=record["keeps_accuracy"])
         for record in _core.pipelines():
             catalog[record["name"]] = PassInfo(
                 record["name"], "pipeline", record["summary"],

@@ -209,6 +209,8 @@ py::list describePasses() {
                  py::arg("summary") = pass.summary.str(),
                  py::arg("description") = pass.description.str(),
                  py::arg("is_method") = composer::isMethodPass(pass.argument),
+                 py::arg("keeps_accuracy") =
+                     composer::methodKeepsAccuracy(pass.argument),
                  py::arg("options") = options));
   }
   return passes;

@@ -113,7 +113,7 @@ static void populateMarkPatterns(RewritePatternSet &patterns) {
   patterns.add<MarkToClone>(patterns.getContext());
 }
 
-static constexpr llvm::StringLiteral kTestMethodPasses[] = {
+static constexpr MethodPassDeclaration kTestMethodPasses[] = {
 #include "TestMethodPassList.h.inc"
 };
 static MethodPassRegistration testMethodPasses(kTestMethodPasses);

@@ -261,6 +261,8 @@ def test_catalog_describes_passes_and_pipelines():
     catalog = composer_opt.passes()
     blurpool = catalog["composer-blurpool"]
     assert blurpool.kind == "pass" and blurpool.is_method
+    assert not blurpool.keeps_accuracy
+    assert catalog["composer-channels-last"].keeps_accuracy
     assert blurpool.options["min-channels"].default == 16
     assert blurpool.options["blur-first"].default is True
     dtype = catalog["composer-mixed-precision"].options["dtype"]

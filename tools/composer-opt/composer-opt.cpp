@@ -11,6 +11,7 @@
 #include "composer/API.h"
 #include "composer/API/CostReport.h"
 #include "composer/API/ModelIO.h"
+#include "composer/API/PipelineChoice.h"
 #include "composer/Dialect/Composer.h"
 #include "composer/Passes/Passes.h"
 
@@ -21,6 +22,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -103,6 +105,36 @@ cl::opt<std::string> peakGflops(
     cl::desc("--report-costs: the machine's peak GFLOP/s, FP32 or FP32,BF16, "
              "instead of the table's value for this CPU"),
     cl::value_desc("fp32[,bf16]"), cl::cat(composerCategory));
+
+cl::opt<std::string> emitPipelineFile(
+    "emit-pipeline",
+    cl::desc("--report-costs: also write the pipeline of the method passes "
+             "that keep accuracy by design and whose step time beats the "
+             "model's beyond the noise, as --pass-pipeline-file reads it"),
+    cl::value_desc("filename"), cl::cat(composerCategory));
+
+cl::opt<std::string> costTableFile(
+    "cost-table",
+    cl::desc("--report-costs: choose the --emit-pipeline passes from this "
+             "saved --report-costs=json report instead of measuring"),
+    cl::value_desc("report.json"), cl::cat(composerCategory));
+
+/// The --emit-pipeline file: the choice as comment lines, then the pipeline.
+std::string formatPipelineFile(const PipelineChoice &choice,
+                               StringRef inputFilename) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "# composer-opt --report-costs --emit-pipeline on " << inputFilename;
+  if (!inputSpecs.empty())
+    os << " --input-spec=" << llvm::join(inputSpecs, ",");
+  if (!costTableFile.empty())
+    os << " --cost-table=" << costTableFile;
+  os << "\n# The method passes that keep accuracy by design, chosen where "
+        "their\n# training step beat the model's by more than the noise:\n";
+  choice.print(os, "#   ");
+  os << choice.pipeline() << "\n";
+  return text;
+}
 
 /// Checks --max-ops on `.mlir` input, which MlirOptMain parses (a `.pt` is
 /// checked before it is imported), before any other pass runs.
@@ -208,6 +240,18 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  if (!reportCostsFormat.getNumOccurrences() &&
+      (!emitPipelineFile.empty() || !costTableFile.empty())) {
+    llvm::errs() << "composer-opt: error: --"
+                 << (emitPipelineFile.empty() ? "cost-table" : "emit-pipeline")
+                 << " needs --report-costs\n";
+    return 1;
+  }
+  if (!costTableFile.empty() && emitPipelineFile.empty()) {
+    llvm::errs() << "composer-opt: error: --cost-table is read only to "
+                    "choose an --emit-pipeline\n";
+    return 1;
+  }
   if (reportCostsFormat.getNumOccurrences()) {
     MLIRContext context(registry);
     context.printOpOnDiagnostic(false);
@@ -229,10 +273,20 @@ int main(int argc, char **argv) {
     options.lowerTo =
         lowerTo == LowerTo::Runtime ? LowerTo::Runtime : LowerTo::Aten;
     options.peakGflops = peakGflops;
+    options.costTablePath = costTableFile;
     // The report is written only once every variant is measured.
     std::string report;
     llvm::raw_string_ostream reportStream(report);
-    if (failed(reportCosts(context, inputFilename, reportStream, options)))
+    PipelineChoice choice;
+    if (failed(reportCosts(context, inputFilename, reportStream, options,
+                           emitPipelineFile.empty() ? nullptr : &choice)))
+      return 1;
+    if (!emitPipelineFile.empty() &&
+        failed(writeFileAtomically(
+            emitPipelineFile, &context, [&](StringRef, llvm::raw_ostream &os) {
+              os << formatPipelineFile(choice, inputFilename);
+              return success();
+            })))
       return 1;
     return failed(writeFileAtomically(outputFilename, &context,
                                       [&](StringRef, llvm::raw_ostream &os) {

@@ -36,15 +36,24 @@ struct CostReportOptions {
   LowerTo lowerTo = LowerTo::Aten;
   /// The --peak-gflops text, empty for the table's value.
   std::string peakGflops;
+  /// A saved --report-costs=json report to choose the pipeline from,
+  /// instead of measuring the model (--cost-table).
+  std::string costTablePath;
 };
 
+struct PipelineChoice;
+
 /// Measures the model at `inputPath` and writes the report (composer-opt
-/// --report-costs) to `os`, as JSON or text as `options` says. Errors are
-/// diagnostics in `context`.
+/// --report-costs) to `os`, as JSON or text as `options` says. With
+/// `choice`, also chooses the method passes that pay (PipelineChoice.h)
+/// into it and adds the choice to the report; with a cost table, chooses
+/// from the table instead of measuring. Errors are diagnostics in
+/// `context`.
 mlir::LogicalResult reportCosts(mlir::MLIRContext &context,
                                 llvm::StringRef inputPath,
                                 llvm::raw_ostream &os,
-                                const CostReportOptions &options);
+                                const CostReportOptions &options,
+                                PipelineChoice *choice = nullptr);
 
 } // namespace composer
 

@@ -8,6 +8,12 @@
 // methods to compare. A method rewrites a whole model, so it is anchored
 // on the module.
 //
+// `keepsAccuracy` marks a method that, by design, leaves what training
+// reaches as it is: the same function of the same weights up to rounding
+// (channels-last, mixed precision, activation checkpointing). Tools that
+// choose methods on measured speed alone (composer-opt --emit-pipeline)
+// consider only these; a method that trades accuracy is the user's call.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef COMPOSER_METHOD_PASS
@@ -15,6 +21,8 @@
 
 include "mlir/Pass/PassBase.td"
 
-class MethodPass<string passArg> : Pass<passArg, "::mlir::ModuleOp">;
+class MethodPass<string passArg> : Pass<passArg, "::mlir::ModuleOp"> {
+  bit keepsAccuracy = 0;
+}
 
 #endif // COMPOSER_METHOD_PASS

@@ -17,11 +17,18 @@ namespace composer {
 #define GEN_PASS_REGISTRATION
 #include "composer/Passes/Passes.h.inc"
 
-/// Declares the passes `arguments` names to be methods, from a static
+/// A method pass as its .td declares it (MethodPass.td).
+struct MethodPassDeclaration {
+  llvm::StringLiteral argument;
+  /// The method leaves what training reaches as it is, by design.
+  bool keepsAccuracy;
+};
+
+/// Declares the passes `declarations` names to be methods, from a static
 /// object in the library that holds them: a method pass's .td declares it
 /// with MethodPass (MethodPass.td), and composer-tblgen
 /// -gen-method-pass-list lists those declarations:
-///   static constexpr llvm::StringLiteral kMethods[] = {
+///   static constexpr MethodPassDeclaration kMethods[] = {
 ///   #include "MethodPasses.h.inc"
 ///   };
 ///   static MethodPassRegistration methods(kMethods);
@@ -30,11 +37,15 @@ namespace composer {
 /// never unloaded.
 struct MethodPassRegistration {
   explicit MethodPassRegistration(
-      llvm::ArrayRef<llvm::StringLiteral> arguments);
+      llvm::ArrayRef<MethodPassDeclaration> declarations);
 };
 
 /// Whether `argument` ("composer-blurpool") names a registered method pass.
 bool isMethodPass(llvm::StringRef argument);
+
+/// Whether `argument` names a registered method pass declared to keep
+/// accuracy (MethodPass's `keepsAccuracy`).
+bool methodKeepsAccuracy(llvm::StringRef argument);
 
 /// The arguments of the registered method passes, sorted. Other passes,
 /// composer's included, are infrastructure, which tools comparing methods

@@ -91,6 +91,7 @@ def FreezeLayers : MethodPass<"composer-freeze-layers"> {
 }
 
 def ChannelsLast : MethodPass<"composer-channels-last"> {
+  let keepsAccuracy = 1;
   let summary = "Channels-last: NHWC memory format for convolutions";
   let description = [{
     A memory format, not a transpose (METHODS.md): the weights of 2-D
@@ -165,6 +166,7 @@ def Factorize : MethodPass<"composer-factorize"> {
 }
 
 def MixedPrecision : MethodPass<"composer-mixed-precision"> {
+  let keepsAccuracy = 1;
   let summary = "Mixed precision: autocast as a graph rewrite";
   let description = [{
     Following PyTorch autocast's lists (METHODS.md): convolutions, linear and
@@ -293,6 +295,7 @@ def ALiBi : MethodPass<"composer-alibi"> {
 }
 
 def ActivationCheckpointing : MethodPass<"composer-activation-checkpointing"> {
+  let keepsAccuracy = 1;
   let summary = "Activation checkpointing: recompute units' activations in backward";
   let description = [{
     Puts units of the model in composer.checkpoint ops, which keep only a
