@@ -3,7 +3,8 @@
 
 Run from the repository root after building (about 10 minutes on 2 cores):
     OMP_NUM_THREADS=2 /usr/bin/python3 bench/time_to_quality_lm.py \\
-        [--breakdown] [--json out.json] [--bin DIR] [recipe overrides]
+        [--sweep [--lrs A,B,C] [--warmups X,Y] | --breakdown] \\
+        [--json out.json] [--bin DIR] [recipe overrides]
 
 Recipe overrides (e.g. `threads=1`) go to every run; --bin names another
 folder holding composer-opt and composer-train.
@@ -21,6 +22,13 @@ Each variant's training time is the speed monitor's "wall_clock/train"
 (evaluation and checkpointing left out); a variant's time to target is that
 time at its first evaluation whose validation loss is at most the plain
 recipe's final one.
+
+With --sweep the target is a tuned baseline's instead: the plain recipe at
+the fast one's tokens per batch (4 x 256, against 16 x 64 after ALiBi's
+cut), batches, evaluation interval and precision (amp_bf16), trained at
+every learning rate of --lrs with every warmup of --warmups; the one with
+the lowest final validation loss is the baseline, and its total training
+time the reference the fast recipe is timed against.
 """
 import argparse
 import json
@@ -58,15 +66,55 @@ def train(binaries, name, recipe, model, data, tmp, extra):
     return evals, max(clock.values())
 
 
+# The plain recipe at lm-fast.yaml's tokens per batch, duration and
+# precision; the learning rate and warmup are swept.
+SWEEP_BASE = ["train_data.batch_size=4", "max_duration=300ba",
+              "eval_interval=25ba", "precision=amp_bf16"]
+
+
+def sweep_variants(model, lrs, warmups):
+    return [(f"plain lr={lr} warmup={warmup}", "lm.yaml", model,
+             SWEEP_BASE + [f"optimizer.lr={lr}",
+                           f"scheduler.t_warmup={warmup}"])
+            for lr in lrs for warmup in warmups]
+
+
+def print_sweep(results, names, extra):
+    print(f"\nsweep: lm.yaml with {' '.join(SWEEP_BASE + extra)}")
+    print("| learning rate, warmup | final val loss | total train time (s) |")
+    print("| --- | --- | --- |")
+    for name in names:
+        result = results[name]
+        print(f"| {name[len('plain '):]} | {result['evals'][-1][1]:.4f} | "
+              f"{result['total_train_s']:.1f} |")
+    best = min(names, key=lambda name: results[name]["evals"][-1][1])
+    print(f"tuned baseline: {best}")
+    return best
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--breakdown", action="store_true",
                         help="also the plain recipe in amp_bf16 and the fast "
                         "one in fp32")
+    parser.add_argument("--sweep", action="store_true",
+                        help="time against a tuned baseline: the plain "
+                        "recipe at the fast one's tokens, batches and "
+                        "precision, its learning rate and warmup swept")
+    parser.add_argument("--lrs", default="5e-4,1e-3,2e-3,4e-3",
+                        help="--sweep: learning rates, comma-separated")
+    parser.add_argument("--warmups", default="0.02dur,0.1dur",
+                        help="--sweep: warmups (t_warmup), comma-separated")
     parser.add_argument("--json", help="write the figures here")
     parser.add_argument("--bin", default=BIN,
                         help="where composer-opt and composer-train are")
     args, extra = parser.parse_known_args()
+    if args.sweep and args.breakdown:
+        parser.error("--sweep and --breakdown are separate runs")
+    lrs = [lr for lr in args.lrs.split(",") if lr]
+    warmups = [warmup for warmup in args.warmups.split(",") if warmup]
+    if args.sweep and (len(lrs) < 3 or len(warmups) < 1):
+        parser.error("--sweep needs at least 3 learning rates and a warmup")
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "data")
         model = os.path.join(tmp, "gpt.pt")
@@ -81,8 +129,11 @@ def main():
         subprocess.run([os.path.join(args.bin, "composer-opt"), model,
                         "--composer-alibi", "-o", alibi],
                        check=True, stderr=subprocess.DEVNULL)
-        variants = [("plain", "lm.yaml", model, []),
-                    ("fast", "lm-fast.yaml", alibi, [])]
+        if args.sweep:
+            variants = sweep_variants(model, lrs, warmups)
+        else:
+            variants = [("plain", "lm.yaml", model, [])]
+        variants.append(("fast", "lm-fast.yaml", alibi, []))
         if args.breakdown:
             variants += [("plain-bf16", "lm.yaml", model,
                           ["precision=amp_bf16"]),
@@ -93,13 +144,20 @@ def main():
             evals, total = train(args.bin, name, recipe, path, data, tmp,
                                  overrides + extra)
             results[name] = {"evals": evals, "total_train_s": total}
-        target = results["plain"]["evals"][-1][1]
-        print(f"\ntarget: the plain recipe's final validation loss "
+        baseline = "plain"
+        sweep = {}
+        if args.sweep:
+            swept = [name for name, *_ in variants if name != "fast"]
+            baseline = print_sweep(results, swept, extra)
+            sweep = {name: results[name] for name in swept}
+            results = {name: results[name] for name in (baseline, "fast")}
+        target = results[baseline]["evals"][-1][1]
+        print(f"\ntarget: {baseline}'s final validation loss "
               f"{target:.4f} (perplexity {math.exp(target):.3f})")
         print("| variant | time to target (s) | at batch | final val loss "
               "| final perplexity | total train time (s) | speedup |")
         print("| --- | --- | --- | --- | --- | --- | --- |")
-        base = results["plain"]["evals"][-1][2]
+        base = results[baseline]["evals"][-1][2]
         for name, result in results.items():
             evals = result["evals"]
             reached = next((e for e in evals if e[1] <= target), None)
@@ -117,7 +175,8 @@ def main():
                       f"{result['total_train_s']:.1f} | |")
         if args.json:
             with open(args.json, "w") as f:
-                json.dump({"target": target, "variants": results}, f,
+                json.dump({"target": target, "baseline": baseline,
+                           "variants": results, "sweep": sweep}, f,
                           indent=1)
 
 
