@@ -7,8 +7,10 @@ Run from the repository root after building:
 
 Prints, per model, the median wall time of `composer-opt M.pt -o out.pt` and
 of `torch-load-save M.pt out.pt` (both whole processes, so both pay
-LibTorch's start-up), their ratio (target <= 1.5 for resnet50), and the
-import and export times per op of the imported @forward.
+LibTorch's start-up), run alternately so that a machine's drift reaches
+both alike, their ratio (target <= 1.2 for resnet50), and the import and
+export times per op of the imported @forward. --phases also prints
+composer-opt's --mlir-timing report of the median run.
 """
 import argparse
 import os
@@ -34,13 +36,15 @@ def wall(cmd):
 
 
 def phase_times(model, out):
-    """Import and export seconds from composer-opt's --mlir-timing report."""
+    """Import and export seconds from composer-opt's --mlir-timing report,
+    and the report."""
     report = subprocess.run([OPT, model, "-o", out, "--mlir-timing"],
                             check=True, capture_output=True, text=True).stderr
     def seconds(name):
         match = re.search(r"([0-9.]+) \(\s*[0-9.]+%\)\s+" + re.escape(name), report)
         return float(match.group(1))
-    return seconds("Import to MLIR"), seconds("Export and save TorchScript")
+    return (seconds("Import to MLIR"), seconds("Export and save TorchScript"),
+            report)
 
 
 def count_ops(model):
@@ -55,6 +59,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--models", default="resnet18,resnet50,resnet101")
+    parser.add_argument("--phases", action="store_true",
+                        help="print the median run's --mlir-timing report")
     args = parser.parse_args()
     for tool in (OPT, BASELINE):
         if not os.path.exists(tool):
@@ -71,17 +77,23 @@ def main():
                            check=True)
             out = os.path.join(tmp, "out.pt")
             wall([OPT, model, "-o", out])  # Warm the page cache.
-            opt = statistics.median(
-                wall([OPT, model, "-o", out]) for _ in range(args.repeat))
-            base = statistics.median(
-                wall([BASELINE, model, out]) for _ in range(args.repeat))
-            phases = [phase_times(model, out) for _ in range(args.repeat)]
+            opts, bases = [], []
+            for _ in range(args.repeat):
+                opts.append(wall([OPT, model, "-o", out]))
+                bases.append(wall([BASELINE, model, out]))
+            opt = statistics.median(opts)
+            base = statistics.median(bases)
+            phases = sorted((phase_times(model, out)
+                             for _ in range(args.repeat)),
+                            key=lambda p: p[0] + p[1])
             imp = statistics.median(p[0] for p in phases)
             exp = statistics.median(p[1] for p in phases)
             ops = count_ops(model)
             print(f"{name:<10} {ops:>6} {opt:>7.3f} {base:>7.3f} "
                   f"{opt / base:>6.2f} {imp / ops * 1e6:>13.1f} "
                   f"{exp / ops * 1e6:>13.1f}", flush=True)
+            if args.phases:
+                print(phases[len(phases) // 2][2])
 
 
 if __name__ == "__main__":

@@ -28,7 +28,10 @@ the fast one's tokens per batch (4 x 256, against 16 x 64 after ALiBi's
 cut), batches, evaluation interval and precision (amp_bf16), trained at
 every learning rate of --lrs with every warmup of --warmups; the one with
 the lowest final validation loss is the baseline, and its total training
-time the reference the fast recipe is timed against.
+time the reference the fast recipe is timed against. --longer N then
+trains that baseline N times as long and reports when, if ever, it reaches
+the fast recipe's final validation loss: the speedup from the other side,
+which does not rest on the baseline's short run.
 """
 import argparse
 import json
@@ -92,6 +95,30 @@ def print_sweep(results, names, extra):
     return best
 
 
+def longer(args, results, variants, baseline, data, tmp, extra):
+    """Trains `baseline` --longer times as long and prints when it reaches
+    the fast recipe's final loss."""
+    _, recipe, path, overrides = next(v for v in variants
+                                      if v[0] == baseline)
+    name = f"{baseline} x{args.longer}"
+    evals, total = train(args.bin, name.replace(" ", "_"), recipe, path,
+                         data, tmp, overrides + extra + [
+                             f"max_duration={300 * args.longer}ba"])
+    results[name] = {"evals": evals, "total_train_s": total}
+    goal = results["fast"]["evals"][-1][1]
+    fast_s = results["fast"]["evals"][-1][2]
+    reached = next((e for e in evals if e[1] <= goal), None)
+    print(f"\n{name}: final validation loss {evals[-1][1]:.4f} after "
+          f"{total:.1f} s; the fast recipe's final {goal:.4f} after "
+          f"{fast_s:.1f} s")
+    if reached:
+        print(f"reaches it at batch {reached[0]}, {reached[2]:.1f} s: "
+              f"{reached[2] / fast_s:.2f}x the fast recipe's time")
+    else:
+        print(f"never reaches it: the fast recipe is more than "
+              f"{total / fast_s:.2f}x sooner")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--breakdown", action="store_true",
@@ -105,6 +132,10 @@ def main():
                         help="--sweep: learning rates, comma-separated")
     parser.add_argument("--warmups", default="0.02dur,0.1dur",
                         help="--sweep: warmups (t_warmup), comma-separated")
+    parser.add_argument("--longer", type=int, default=0,
+                        help="--sweep: also train the tuned baseline this "
+                        "many times as long, to the fast recipe's final "
+                        "loss")
     parser.add_argument("--json", help="write the figures here")
     parser.add_argument("--bin", default=BIN,
                         help="where composer-opt and composer-train are")
@@ -151,6 +182,8 @@ def main():
             baseline = print_sweep(results, swept, extra)
             sweep = {name: results[name] for name in swept}
             results = {name: results[name] for name in (baseline, "fast")}
+            if args.longer > 1:
+                longer(args, results, variants, baseline, data, tmp, extra)
         target = results[baseline]["evals"][-1][1]
         print(f"\ntarget: {baseline}'s final validation loss "
               f"{target:.4f} (perplexity {math.exp(target):.3f})")
