@@ -15,11 +15,12 @@ variants of a model run one after another in each repeat, and the ratios
 are of medians.
 
 --precision times composer-train alone on the example ResNet (batch 128,
-real images, one loader worker) in fp32, under LibTorch's autocast
+real images, one loader worker) and on a GPT-2-style decoder (4 layers,
+width 256, 8 x 128 synthetic tokens) in fp32, under LibTorch's autocast
 (`precision: amp_bf16`), and as composer-opt's bf16 pass writes it
 (--composer-mixed-precision, trained with `precision: fp32`), and prints
 steps per second and the ratio to fp32; the same measurement as
---algorithms.
+--algorithms, the variants of a model interleaved in each repeat.
 
 Same model (exported with torch.jit.script for composer-train, the same
 nn.Module run eagerly in Python), same synthetic batch shape, same optimizer
@@ -170,7 +171,7 @@ def export_algorithm_model(name, path):
 
 
 def algorithm_step(model_name, path, algorithms, args, tmp,
-                   precision="fp32"):
+                   precision="fp32", skip=None):
     jsonl = os.path.join(tmp, "metrics.jsonl")
     if os.path.exists(jsonl):
         os.remove(jsonl)
@@ -185,7 +186,8 @@ def algorithm_step(model_name, path, algorithms, args, tmp,
     subprocess.run([TRAIN, recipe], check=True)
     # The decoder is timed from its second step, so that sequence length
     # warmup's ramp (the first 30% of the run) is in the window.
-    skip = 1 if model_name.startswith("gpt") else args.warmup
+    if skip is None:
+        skip = 1 if model_name.startswith("gpt") else args.warmup
     return seconds_per_step(jsonl, args.steps, skip)
 
 
@@ -221,19 +223,27 @@ PRECISION_CASES = [
     ("channels-last + amp_bf16", ["--composer-channels-last"], "amp_bf16"),
     ("medium pipeline (its bf16 pass)", ["--composer-medium"], "fp32"),
 ]
+# The decoder has no convolution for channels-last or BlurPool.
+PRECISION_MODELS = {"fashion-resnet-16": PRECISION_CASES,
+                    "gpt-4x256": PRECISION_CASES[:3]}
 
 
 def compare_precisions(args):
-    print(f"composer-train, fashion-resnet-16, batch 128, {args.threads} "
-          f"threads, {args.steps} steps (the last {args.steps - args.warmup} "
-          f"timed), median of {args.repeat}")
-    print("| variant | ms/step | steps/s | speedup over fp32 |")
-    print("| --- | --- | --- | --- |")
+    print(f"composer-train, {args.threads} threads, {args.steps} steps "
+          f"(the last {args.steps - args.warmup} timed), median of "
+          f"{args.repeat}")
+    print("| model | variant | ms/step | steps/s | speedup over fp32 |")
+    print("| --- | --- | --- | --- | --- |")
+    for model_name, cases in PRECISION_MODELS.items():
+        compare_precision(args, model_name, cases)
+
+
+def compare_precision(args, model_name, cases):
     with tempfile.TemporaryDirectory() as tmp:
-        exported = os.path.join(tmp, "fashion.pt")
-        export_algorithm_model("fashion-resnet-16", exported)
+        exported = os.path.join(tmp, "model.pt")
+        export_algorithm_model(model_name, exported)
         models = {}
-        for variant, options, _ in PRECISION_CASES:
+        for variant, options, _ in cases:
             models[variant] = exported
             if options:
                 models[variant] = os.path.join(tmp, f"{len(models)}.pt")
@@ -241,26 +251,27 @@ def compare_precisions(args):
                                              "composer-opt"), exported,
                                 *options, "-o", models[variant]],
                                check=True, stderr=subprocess.DEVNULL)
-        times = {variant: [] for variant, _, _ in PRECISION_CASES}
+        times = {variant: [] for variant, _, _ in cases}
         failed = set()
         for _ in range(args.repeat):
-            for variant, _, precision in PRECISION_CASES:
+            for variant, _, precision in cases:
                 if variant in failed:
                     continue
                 try:
                     times[variant].append(algorithm_step(
-                        "fashion-resnet-16", models[variant], "{}", args,
-                        tmp, precision))
+                        model_name, models[variant], "{}", args, tmp,
+                        precision, skip=args.warmup))
                 except subprocess.CalledProcessError:
                     failed.add(variant)
         fp32 = statistics.median(times["fp32"])
-        for variant, _, _ in PRECISION_CASES:
+        for variant, _, _ in cases:
             if variant in failed:
-                print(f"| {variant} | composer-train failed | | |")
+                print(f"| {model_name} | {variant} | composer-train failed "
+                      "| | |")
                 continue
             median = statistics.median(times[variant])
-            print(f"| {variant} | {median * 1e3:.1f} | {1 / median:.1f} | "
-                  f"{fp32 / median:.2f} |", flush=True)
+            print(f"| {model_name} | {variant} | {median * 1e3:.1f} | "
+                  f"{1 / median:.1f} | {fp32 / median:.2f} |", flush=True)
 
 
 def eager_in_process(case, batch, steps, warmup, threads, retain):

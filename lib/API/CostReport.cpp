@@ -591,35 +591,35 @@ llvm::json::Object CostReporter::toJson() {
 LogicalResult CostReporter::choose(PipelineChoice &choice) {
   std::string error;
   std::optional<PipelineChoice> chosen = choosePipeline(toJson(), error);
-  if (!chosen)
-    return emitError(fileLoc, error);
-  if (chosen->passes.size() > 1) {
-    unsigned sites = 0;
+  // Each round times one more set together; the chooser asks for at most
+  // one per candidate.
+  while (chosen && !chosen->untimed.empty()) {
+    std::vector<std::string> passes = chosen->untimed;
+    Variant together;
+    together.name = getCombinationName(passes);
+    together.kind = "pipeline";
+    together.parts = passes;
     std::string reason;
-    OwningOpRef<ModuleOp> counted;
-    OwningOpRef<ModuleOp> module = transform(
+    together.module = transform(
         [&](OpPassManager &pm) {
-          return parsePassPipeline(llvm::join(chosen->passes, ","), pm);
+          return parsePassPipeline(llvm::join(passes, ","), pm);
         },
-        sites, reason, counted);
-    if (!module) {
-      failures.emplace_back(kChosenPipelineName.str(), reason);
-    } else {
-      Variant together;
-      together.name = kChosenPipelineName.str();
-      together.kind = "pipeline";
-      together.sites = sites;
-      together.module = std::move(module);
-      together.counted = std::move(counted);
-      together.parts = chosen->passes;
+        together.sites, reason, together.counted);
+    if (together.module) {
       compareState(together);
       measure(together);
       together.module = nullptr;
       together.counted = nullptr;
-      variants.push_back(std::move(together));
-      chosen = choosePipeline(toJson(), error);
+    } else {
+      // Untimed, so that the chooser does not ask for it again.
+      failures.emplace_back(together.name, reason);
+      together.noTime = reason;
     }
+    variants.push_back(std::move(together));
+    chosen = choosePipeline(toJson(), error);
   }
+  if (!chosen)
+    return emitError(fileLoc, error);
   choice = std::move(*chosen);
   return success();
 }

@@ -38,6 +38,15 @@ std::vector<std::string> strings(const llvm::json::Object &row,
 
 } // namespace
 
+std::string composer::getCombinationName(llvm::ArrayRef<std::string> passes) {
+  std::vector<llvm::StringRef> names;
+  for (llvm::StringRef pass : passes) {
+    pass.consume_front("composer-");
+    names.push_back(pass);
+  }
+  return llvm::join(names, "+");
+}
+
 std::string PipelineChoice::pipeline() const {
   return "builtin.module(" + llvm::join(passes, ",") + ")";
 }
@@ -51,8 +60,8 @@ void PipelineChoice::print(llvm::raw_ostream &os,
          << percent(candidate.noise) << "): ";
     os << (candidate.chosen ? "chosen, " : "") << candidate.reason << "\n";
   }
-  if (!combination.empty())
-    os << linePrefix << combination << "\n";
+  for (const std::string &line : combination)
+    os << linePrefix << line << "\n";
   if (candidates.empty())
     os << linePrefix << "no method pass that keeps accuracy is registered\n";
 }
@@ -73,9 +82,111 @@ llvm::json::Object PipelineChoice::toJson() const {
       {"passes", llvm::json::Array(passes)},
       {"combined_time_ratio", combinedRatio ? llvm::json::Value(*combinedRatio)
                                             : llvm::json::Value(nullptr)},
-      {"combination", combination},
+      {"combination", llvm::json::Array(combination)},
       {"candidates", std::move(rows)}};
 }
+
+namespace {
+
+/// The greedy growth of the set (PipelineChoice.h) over `choice`'s
+/// candidates that pay alone, against the rows of `variants` that time
+/// sets together.
+class Combiner {
+public:
+  Combiner(PipelineChoice &choice, const llvm::json::Array &variants)
+      : choice(choice), variants(variants) {}
+
+  void run() {
+    std::vector<PipelineCandidate *> payers;
+    for (PipelineCandidate &candidate : choice.candidates)
+      if (candidate.chosen)
+        payers.push_back(&candidate);
+    if (payers.empty())
+      return;
+    std::stable_sort(payers.begin(), payers.end(),
+                     [](PipelineCandidate *a, PipelineCandidate *b) {
+                       return *a->timeRatio < *b->timeRatio;
+                     });
+    std::vector<PipelineCandidate *> kept = {payers.front()};
+    double keptRatio = *payers.front()->timeRatio;
+    for (PipelineCandidate *next : llvm::drop_begin(payers)) {
+      std::vector<std::string> tried = inReportOrder(kept, next);
+      std::string without = keptNames(kept);
+      if (!choice.untimed.empty()) {
+        reject(next, "not tried with " + without + ": untimed");
+        continue;
+      }
+      const llvm::json::Object *row = findTogether(tried);
+      if (!row) {
+        choice.untimed = tried;
+        reject(next, "not tried with " + without + ": untimed");
+        continue;
+      }
+      std::optional<double> ratio = row->getNumber("time_ratio");
+      double noise = row->getNumber("noise").value_or(0);
+      if (!ratio) {
+        reject(next, "could not be timed with " + without);
+        continue;
+      }
+      std::string line = without + " + " + next->pass + ": " +
+                         ratioText(*ratio) + ", against " +
+                         ratioText(keptRatio) + " without it: ";
+      if (*ratio < keptRatio * (1 - noise)) {
+        choice.combination.push_back(line + "kept");
+        kept.push_back(next);
+        keptRatio = *ratio;
+        continue;
+      }
+      choice.combination.push_back(line + "no faster beyond the noise");
+      reject(next, "adds nothing to " + without);
+    }
+    choice.passes.clear();
+    for (const PipelineCandidate &candidate : choice.candidates)
+      if (candidate.chosen)
+        choice.passes.push_back(candidate.pass);
+    if (kept.size() > 1)
+      choice.combinedRatio = keptRatio;
+  }
+
+private:
+  void reject(PipelineCandidate *candidate, const std::string &why) {
+    candidate->chosen = false;
+    candidate->reason += ", but " + why;
+  }
+
+  /// `kept` and `next` in the order of the candidates (the report's).
+  std::vector<std::string>
+  inReportOrder(llvm::ArrayRef<PipelineCandidate *> kept,
+                PipelineCandidate *next) {
+    std::vector<std::string> passes;
+    for (const PipelineCandidate &candidate : choice.candidates)
+      if (&candidate == next || llvm::is_contained(kept, &candidate))
+        passes.push_back(candidate.pass);
+    return passes;
+  }
+
+  std::string keptNames(llvm::ArrayRef<PipelineCandidate *> kept) {
+    std::vector<std::string> names;
+    for (PipelineCandidate *candidate : kept)
+      names.push_back(candidate->pass);
+    return llvm::join(names, " + ");
+  }
+
+  const llvm::json::Object *findTogether(llvm::ArrayRef<std::string> passes) {
+    for (const llvm::json::Value &value : variants) {
+      const llvm::json::Object *row = value.getAsObject();
+      if (row && row->getString("kind") == "pipeline" &&
+          llvm::ArrayRef(strings(*row, "passes")) == passes)
+        return row;
+    }
+    return nullptr;
+  }
+
+  PipelineChoice &choice;
+  const llvm::json::Array &variants;
+};
+
+} // namespace
 
 std::optional<PipelineChoice>
 composer::choosePipeline(const llvm::json::Object &report, std::string &error) {
@@ -85,7 +196,6 @@ composer::choosePipeline(const llvm::json::Object &report, std::string &error) {
     return std::nullopt;
   }
   PipelineChoice choice;
-  const llvm::json::Object *together = nullptr;
   for (const llvm::json::Value &value : *variants) {
     const llvm::json::Object *row = value.getAsObject();
     std::optional<llvm::StringRef> name =
@@ -96,8 +206,6 @@ composer::choosePipeline(const llvm::json::Object &report, std::string &error) {
       error = "a variant without a 'name' and a 'kind'";
       return std::nullopt;
     }
-    if (*kind == "pipeline" && *name == kChosenPipelineName)
-      together = row;
     if (*kind != "pass" || !methodKeepsAccuracy(*name))
       continue;
     PipelineCandidate candidate;
@@ -111,7 +219,6 @@ composer::choosePipeline(const llvm::json::Object &report, std::string &error) {
       candidate.chosen = true;
       candidate.reason = "saves " + percent(1 - *candidate.timeRatio) +
                          " per step, beyond the noise";
-      choice.passes.push_back(candidate.pass);
     } else if (*candidate.timeRatio > 1 + candidate.noise) {
       candidate.reason =
           "costs " + percent(*candidate.timeRatio - 1) + " per step";
@@ -120,6 +227,7 @@ composer::choosePipeline(const llvm::json::Object &report, std::string &error) {
     }
     choice.candidates.push_back(std::move(candidate));
   }
+  Combiner(choice, *variants).run();
   for (const std::string &name : strings(report, "not_applicable"))
     if (methodKeepsAccuracy(name))
       choice.candidates.push_back(
@@ -133,37 +241,5 @@ composer::choosePipeline(const llvm::json::Object &report, std::string &error) {
         choice.candidates.push_back(
             {name->str(), std::nullopt, 0, false, "the pass failed"});
     }
-
-  // Passes that pay alone may not pay together (a layout one kernel
-  // library prefers in fp32 may not suit its bf16 kernels): where the
-  // report timed them together, keep them together only if that beats the
-  // best of them alone beyond the noise.
-  if (choice.passes.size() < 2 || !together ||
-      strings(*together, "passes") != choice.passes)
-    return choice;
-  choice.combinedRatio = together->getNumber("time_ratio");
-  if (!choice.combinedRatio)
-    return choice;
-  PipelineCandidate *best = nullptr;
-  for (PipelineCandidate &candidate : choice.candidates)
-    if (candidate.chosen && (!best || *candidate.timeRatio < *best->timeRatio))
-      best = &candidate;
-  double noise = together->getNumber("noise").value_or(0);
-  std::string measured = "together they step at " +
-                         ratioText(*choice.combinedRatio) + ", " + best->pass +
-                         " alone at " + ratioText(*best->timeRatio);
-  if (*choice.combinedRatio < *best->timeRatio * (1 - noise)) {
-    choice.combination = measured + ": all are kept";
-    return choice;
-  }
-  choice.combination = measured +
-                       ": together is no faster beyond the noise, so " +
-                       best->pass + " alone is kept";
-  for (PipelineCandidate &candidate : choice.candidates)
-    if (candidate.chosen && &candidate != best) {
-      candidate.chosen = false;
-      candidate.reason += ", but adds nothing to " + best->pass;
-    }
-  choice.passes = {best->pass};
   return choice;
 }

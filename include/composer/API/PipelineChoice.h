@@ -3,16 +3,22 @@
 // composer-opt --report-costs --emit-pipeline: from a cost report, the
 // method passes worth running on this model and machine without asking the
 // user. A candidate is a method pass declared to keep accuracy
-// (MethodPass's `keepsAccuracy`); it is chosen when its measured step time
-// beats the model's by more than the noise the report measured. The choice
-// reads the report's JSON object only, so a saved report (--cost-table)
-// gives the same choice on any machine.
+// (MethodPass's `keepsAccuracy`); it pays alone when its measured step time
+// beats the model's by more than the noise the report measured. Passes that
+// pay alone need not pay together (a layout that one kernel library prefers
+// in fp32 may not suit its bf16 kernels), so they are added greedily: the
+// best alone first, then each next best only if the set with it, timed
+// together, beats the set without it beyond the noise. The choice reads the
+// report's JSON object only, so a saved report (--cost-table) gives the
+// same choice on any machine; a set the report did not time together is
+// named in `untimed`, for a reporter to time and choose again.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef COMPOSER_API_PIPELINECHOICE_H
 #define COMPOSER_API_PIPELINECHOICE_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -39,11 +45,12 @@ struct PipelineChoice {
   std::vector<PipelineCandidate> candidates;
   /// The chosen passes, in pipeline order.
   std::vector<std::string> passes;
-  /// Of the chosen passes together, where the report timed them so.
+  /// Of the chosen passes together, when there are several.
   std::optional<double> combinedRatio;
-  /// How the set was settled, when the passes that pay alone were timed
-  /// together.
-  std::string combination;
+  /// How the set grew, one line per pass tried with it.
+  std::vector<std::string> combination;
+  /// The next set to try, which the report has not timed together.
+  std::vector<std::string> untimed;
 
   /// `builtin.module(...)`, what --pass-pipeline and --pass-pipeline-file
   /// read.
@@ -59,8 +66,10 @@ struct PipelineChoice {
 std::optional<PipelineChoice> choosePipeline(const llvm::json::Object &report,
                                              std::string &error);
 
-/// The variant name under which a report times a chosen set together.
-inline constexpr llvm::StringLiteral kChosenPipelineName = "chosen";
+/// The name of the report's row that times `passes` together:
+/// "channels-last+mixed-precision". A row of kind "pipeline" with these
+/// `passes` is found by them, whatever its name.
+std::string getCombinationName(llvm::ArrayRef<std::string> passes);
 
 } // namespace composer
 
