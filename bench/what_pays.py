@@ -63,11 +63,19 @@ FAMILIES = {
 
 
 def cpu_name():
+    """The CPU as /proc/cpuinfo names it, with the threads the reports ran
+    on and the vector extensions that decide bf16's speed."""
+    name, flags = platform.processor() or "unknown CPU", set()
     with open("/proc/cpuinfo") as f:
         for line in f:
             if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown CPU"
+                name = line.split(":", 1)[1].strip()
+            elif line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+    threads = os.environ.get("OMP_NUM_THREADS", str(os.cpu_count()))
+    extensions = [flag for flag in ("avx512f", "avx512_bf16", "amx_bf16")
+                  if flag in flags]
+    return f"{name}, {threads} threads, {' '.join(extensions) or 'no AVX-512'}"
 
 
 def report(binaries, family, folder, warmup, timed):
@@ -159,8 +167,10 @@ def heat_map(table, families, cpu, path):
     for i, name in enumerate(names):
         for j, family in enumerate(families):
             cell = table[name].get(family)
-            text = "n/a"
-            if cell and cell.get("time_ratio"):
+            text = ""  # A set of passes timed together on another family.
+            if cell and cell.get("not_applicable"):
+                text = "n/a"
+            elif cell and cell.get("time_ratio"):
                 text = f"{cell['time_ratio']:.2f}±{cell['noise'] * 100:.0f}%"
             elif cell and "failed" in cell:
                 text = "failed"
@@ -185,15 +195,24 @@ def main():
     parser.add_argument("--timed-steps", type=int, default=7)
     parser.add_argument("--bin", default=BIN,
                         help="where composer-opt is")
+    parser.add_argument("--from-json", metavar="WHAT_PAYS_JSON",
+                        help="write the table and picture of a saved run "
+                        "instead of measuring")
     args = parser.parse_args()
-    families = args.only or list(FAMILIES)
     os.makedirs(args.out, exist_ok=True)
-    cpu = cpu_name()
-    reports = {}
-    for family in families:
-        print(f"# {family}", flush=True)
-        reports[family] = report(args.bin, family, args.out,
-                                 args.warmup_steps, args.timed_steps)
+    if args.from_json:
+        with open(args.from_json) as f:
+            saved = json.load(f)
+        cpu, reports = saved["cpu"], saved["reports"]
+        families = list(reports)
+    else:
+        families = args.only or list(FAMILIES)
+        cpu = cpu_name()
+        reports = {}
+        for family in families:
+            print(f"# {family}", flush=True)
+            reports[family] = report(args.bin, family, args.out,
+                                     args.warmup_steps, args.timed_steps)
     table = cells(reports)
     text = markdown(table, families, cpu, reports)
     print(text)

@@ -2,7 +2,9 @@
 
 #include "Archive.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/Endian.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <zlib.h>
@@ -47,20 +49,33 @@ Error corrupt(const Twine &what) {
 
 /// The CRC-32 of `data` as stored (method 0) or deflated (method 8),
 /// inflated in chunks so that a claimed size costs no memory.
-Expected<uint32_t> crcOfRecord(StringRef data, uint16_t method,
-                               uint64_t uncompressedSize, StringRef name) {
-  if (method == kStored) {
-    if (data.size() != uncompressedSize)
-      return corrupt("record '" + name + "' has inconsistent sizes");
-    uLong crc = crc32(0, nullptr, 0);
-    for (uint64_t done = 0; done < data.size();) {
-      uInt chunk = uInt(std::min<uint64_t>(data.size() - done, 1u << 30));
-      crc = crc32(crc, reinterpret_cast<const Bytef *>(data.data() + done),
-                  chunk);
-      done += chunk;
-    }
-    return uint32_t(crc);
+/// The CRC-32 of the `size` bytes at `offset` of `file`, read through one
+/// buffer: a first pass over a mapped archive pays a page fault per few
+/// pages, about twice what reading the same bytes costs.
+Expected<uint32_t> crcOfStoredBytes(sys::fs::file_t file, uint64_t offset,
+                                    uint64_t size, StringRef name) {
+  std::vector<char> buffer(std::min<uint64_t>(size, 1u << 20));
+  uLong crc = crc32(0, nullptr, 0);
+  for (uint64_t done = 0; done < size;) {
+    MutableArrayRef<char> chunk(buffer.data(),
+                                std::min<uint64_t>(buffer.size(), size - done));
+    Expected<size_t> got =
+        sys::fs::readNativeFileSlice(file, chunk, offset + done);
+    if (!got)
+      return got.takeError();
+    if (*got == 0)
+      return corrupt("record '" + name + "' lies outside the file");
+    crc = crc32(crc, reinterpret_cast<const Bytef *>(chunk.data()), uInt(*got));
+    done += *got;
   }
+  return uint32_t(crc);
+}
+
+/// The CRC-32 of a compressed record's inflated bytes; only deflate is
+/// expected.
+Expected<uint32_t> crcOfCompressedRecord(StringRef data, uint16_t method,
+                                         uint64_t uncompressedSize,
+                                         StringRef name) {
   if (method != kDeflated)
     return corrupt("record '" + name + "' uses compression method " +
                    Twine(method) + " (expected stored or deflated)");
@@ -99,6 +114,11 @@ Error composer::checkZipArchive(StringRef path) {
     return createStringError(file.getError(),
                              "cannot read: " + file.getError().message());
   Reader zip((*file)->getBuffer());
+  // The records' bytes are read, not touched through the mapping.
+  Expected<sys::fs::file_t> handle = sys::fs::openNativeFileForRead(path);
+  if (!handle)
+    return handle.takeError();
+  auto closeHandle = make_scope_exit([&] { sys::fs::closeFile(*handle); });
 
   // The end-of-central-directory record: the last 22 bytes, or earlier by
   // the length of a trailing comment.
@@ -168,8 +188,13 @@ Error composer::checkZipArchive(StringRef path) {
                     zip.read<uint16_t>(localHeader + 28);
     if (!zip.has(data, compressedSize))
       return corrupt("record '" + name + "' lies outside the file");
-    Expected<uint32_t> actual = crcOfRecord(zip.slice(data, compressedSize),
-                                            method, uncompressedSize, name);
+    if (method == kStored && compressedSize != uncompressedSize)
+      return corrupt("record '" + name + "' has inconsistent sizes");
+    Expected<uint32_t> actual =
+        method == kStored
+            ? crcOfStoredBytes(*handle, data, compressedSize, name)
+            : crcOfCompressedRecord(zip.slice(data, compressedSize), method,
+                                    uncompressedSize, name);
     if (!actual)
       return actual.takeError();
     if (*actual != crc)
