@@ -97,10 +97,14 @@ def cells(reports):
     """{variant: {family: cell}} with the model's own row left out."""
     table = {}
     for family, result in reports.items():
+        model = result["variants"][0]
         for row in result["variants"][1:]:
+            # A count that leaves ops of unknown size out compares nothing.
+            counted = not (row["uncounted_ops"] or model["uncounted_ops"])
             table.setdefault(row["name"], {})[family] = {
                 "time_ratio": row["time_ratio"], "noise": row.get("noise"),
-                "flops_ratio": row["flops_ratio"], "kind": row["kind"]}
+                "flops_ratio": row["flops_ratio"] if counted else None,
+                "kind": row["kind"]}
         for name in result["not_applicable"]:
             table.setdefault(name, {})[family] = {"not_applicable": True}
         for failure in result["failed"]:
@@ -130,7 +134,9 @@ def cell_text(cell):
 
 def markdown(table, families, cpu, reports):
     lines = [f"Step time against the model as given (± noise) / FLOP ratio; "
-             f"{cpu}; n/a: the pass changes nothing on that model.", "",
+             f"{cpu}; n/a: the pass changes nothing on that model; F -: "
+             f"FLOPs not compared, the count leaves ops of unknown size "
+             f"out.", "",
              "| pass | " + " | ".join(families) + " |",
              "| --- |" + " --- |" * len(families)]
     for name, row in table.items():
