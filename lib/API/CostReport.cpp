@@ -191,8 +191,9 @@ private:
   std::vector<TensorSpec> timingInputs(std::string &why);
   void printText(llvm::raw_ostream &os);
   llvm::json::Object toJson();
-  /// Chooses from the variants measured so far; times the chosen passes
-  /// together when more than one pays alone, and chooses again.
+  /// Chooses from the variants measured so far, timing each set of passes
+  /// the chooser asks to see together (PipelineChoice.h) until it asks for
+  /// none.
   LogicalResult choose(PipelineChoice &choice);
   std::string verdict(const Variant &variant);
   /// The measured step-time ratio to the model, if both were timed.
