@@ -234,8 +234,8 @@ def compare_precisions(args):
           f"{args.repeat}")
     print("| model | variant | ms/step | steps/s | speedup over fp32 |")
     print("| --- | --- | --- | --- | --- |")
-    for model_name, cases in PRECISION_MODELS.items():
-        compare_precision(args, model_name, cases)
+    for model_name in args.precision_model or PRECISION_MODELS:
+        compare_precision(args, model_name, PRECISION_MODELS[model_name])
 
 
 def compare_precision(args, model_name, cases):
@@ -315,6 +315,9 @@ def main():
                         help="time issue 14's data-side algorithms instead")
     parser.add_argument("--precision", action="store_true",
                         help="fp32 vs amp_bf16 vs the bf16 pass instead")
+    parser.add_argument("--precision-model", action="append",
+                        choices=list(PRECISION_MODELS),
+                        help="--precision: just this model (repeatable)")
     parser.add_argument("--eager", help=argparse.SUPPRESS)
     parser.add_argument("--batch", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--retain", action="store_true",
