@@ -2,7 +2,7 @@
 """The Fashion-MNIST recipe as a user would write it in plain PyTorch.
 
     OMP_NUM_THREADS=2 /usr/bin/python3 bench/eager_fashion.py model.pt \
-        --jsonl metrics.jsonl [--epochs 8] [--target 0.91]
+        --jsonl metrics.jsonl [--epochs 8] [--target 0.91] [--bf16]
 
 The baseline composer-train is measured against in bench/time_to_accuracy.py:
 examples/recipes/fashion-mnist.yaml (the example ResNet, batch 128, random
@@ -15,6 +15,8 @@ composer-train trains), so both start from the same point. Writes JSONL
 rows with the keys composer-train's logger uses ("wall_clock/train": the
 training seconds so far, evaluation left out; "metrics/eval/Accuracy"), so
 bench/train_metrics.py reads both, and prints the time to the target.
+--bf16 trains and evaluates under torch.autocast("cpu", torch.bfloat16), as
+a user turns bf16 on: the fair baseline on a CPU with bf16 kernels.
 """
 import argparse
 import gzip
@@ -111,6 +113,9 @@ def main():
                         help="train on the first N images only")
     parser.add_argument("--eval-limit", type=int, default=0)
     parser.add_argument("--width", type=int, default=16)
+    parser.add_argument("--bf16", action="store_true",
+                        help="forward, loss and evaluation under bf16 "
+                        "autocast")
     parser.add_argument("--threads", type=int,
                         default=int(os.environ.get("OMP_NUM_THREADS", "2")))
     args = parser.parse_args()
@@ -144,14 +149,18 @@ def main():
             for x, y in train_loader:
                 lr = base_lr * cosine_with_warmup(step, warmup, total)
                 optimizer.zero_grad(set_to_none=True)
-                loss = F.cross_entropy(model(x), y)
+                with torch.autocast("cpu", dtype=torch.bfloat16,
+                                    enabled=args.bf16):
+                    loss = F.cross_entropy(model(x), y)
                 loss.backward()
                 decoupled_sgdw_step(optimizer, lr, base_lr, weight_decay)
                 step += 1
                 if step % eval_every == 0 or step == total:
                     clock += time.perf_counter() - start
                     loss = loss.item()
-                    accuracy = evaluate(model, test_loader)
+                    with torch.autocast("cpu", dtype=torch.bfloat16,
+                                        enabled=args.bf16):
+                        accuracy = evaluate(model, test_loader)
                     log.write(json.dumps({
                         "step": step, "wall_clock/train": clock,
                         "loss/train": loss,

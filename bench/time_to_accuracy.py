@@ -16,6 +16,9 @@ ratios: how many times sooner than the plain recipe and than eager PyTorch.
   eager       the plain recipe in a PyTorch eager loop (bench/eager_fashion.py:
               Debian's torch, same threads, data, augmentation, optimizer
               and schedule), the baseline a user would otherwise run;
+  plain-bf16  the plain recipe with `precision: amp_bf16`;
+  eager-bf16  the eager loop under bf16 autocast: with plain-bf16, the fair
+              baselines on a CPU with bf16 kernels;
   algorithms  plain plus label smoothing, progressive resizing and EMA;
   smoothing   plain plus label smoothing and EMA only (no resizing);
   mild        the model through composer-opt --composer-mild (BlurPool,
@@ -90,10 +93,11 @@ def train(name, model, recipe, extra, tmp, target):
     return accuracies(jsonl, target)
 
 
-def eager(model, tmp, target, threads):
+def eager(model, tmp, target, threads, bf16=False):
     jsonl = os.path.join(tmp, "eager.jsonl")
     subprocess.run([sys.executable, EAGER, model, "--jsonl", jsonl,
-                    "--target", str(target), "--threads", str(threads)],
+                    "--target", str(target), "--threads", str(threads)] +
+                   (["--bf16"] if bf16 else []),
                    check=True, stdout=subprocess.DEVNULL)
     return accuracies(jsonl, target)
 
@@ -136,6 +140,11 @@ def main():
             ("fast", lambda: train("fast", model, FAST, threads, tmp,
                                    args.target)),
             ("eager", lambda: eager(model, tmp, args.target, args.threads)),
+            ("plain-bf16", lambda: train("plain-bf16", model, RECIPE,
+                                         threads + ["precision=amp_bf16"],
+                                         tmp, args.target)),
+            ("eager-bf16", lambda: eager(model, tmp, args.target,
+                                         args.threads, bf16=True)),
             ("algorithms", lambda: train("algorithms", model, RECIPE,
                                          threads + ALGORITHMS, tmp,
                                          args.target)),
@@ -165,13 +174,15 @@ def main():
         return statistics.median(values) if values else None
 
     plain, torch_eager = median("plain", 0), median("eager", 0)
+    plain_bf16, eager_bf16 = median("plain-bf16", 0), median("eager-bf16", 0)
     print(f"time to {args.target:.0%} test accuracy, {args.threads} threads, "
           f"median of {args.repeat}")
     plain_final = median("plain", 1)
     print("| variant | time to target (s) | final accuracy "
           "| final - plain's (points) | total train time (s) "
-          "| x sooner than plain | x sooner than eager PyTorch |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+          "| x sooner than plain | x sooner than eager PyTorch "
+          "| x sooner than plain-bf16 | x sooner than eager-bf16 |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, _ in variants:
         reached, final = median(name, 0), median(name, 1)
         shown = "not reached" if reached is None else f"{reached:.1f}"
@@ -179,7 +190,8 @@ def main():
                  if plain_final is not None else "")
         print(f"| {name} | {shown} | {final:.4f} | {delta} | "
               f"{median(name, 2):.1f} | {ratio(plain, reached)} | "
-              f"{ratio(torch_eager, reached)} |", flush=True)
+              f"{ratio(torch_eager, reached)} | {ratio(plain_bf16, reached)} "
+              f"| {ratio(eager_bf16, reached)} |", flush=True)
 
 
 if __name__ == "__main__":
