@@ -47,8 +47,6 @@ Error corrupt(const Twine &what) {
                            "corrupt archive: " + what);
 }
 
-/// The CRC-32 of `data` as stored (method 0) or deflated (method 8),
-/// inflated in chunks so that a claimed size costs no memory.
 /// The CRC-32 of the `size` bytes at `offset` of `file`, read through one
 /// buffer: a first pass over a mapped archive pays a page fault per few
 /// pages, about twice what reading the same bytes costs.
@@ -71,8 +69,8 @@ Expected<uint32_t> crcOfStoredBytes(sys::fs::file_t file, uint64_t offset,
   return uint32_t(crc);
 }
 
-/// The CRC-32 of a compressed record's inflated bytes; only deflate is
-/// expected.
+/// The CRC-32 of a compressed record's inflated bytes, inflated in chunks
+/// so that a claimed size costs no memory; only deflate is expected.
 Expected<uint32_t> crcOfCompressedRecord(StringRef data, uint16_t method,
                                          uint64_t uncompressedSize,
                                          StringRef name) {
