@@ -365,11 +365,12 @@ std::string CostReporter::verdict(const Variant &variant) {
   double ratio = *timeRatio(variant);
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (std::abs(ratio - 1) <= noise(variant))
+  StepRatio change = classifyStepRatio(ratio, noise(variant));
+  if (change == StepRatio::WithinNoise)
     os << "not measurable here (" << llvm::format("%+.0f%%", (ratio - 1) * 100)
        << ", within the +-" << llvm::format("%.0f%%", noise(variant) * 100)
        << " noise)";
-  else if (ratio < 1)
+  else if (change == StepRatio::Cheaper)
     os << "cheaper: saves " << llvm::format("%.0f%%", (1 - ratio) * 100)
        << " per step";
   else
@@ -420,9 +421,10 @@ std::string CostReporter::composition(const Variant &pipeline) {
      << "; its passes alone multiply to " << llvm::format("%.2fx", *product)
      << ": ";
   double excess = *measured / *product - 1;
-  if (std::abs(excess) <= noise(pipeline))
+  StepRatio change = classifyStepRatio(*measured / *product, noise(pipeline));
+  if (change == StepRatio::WithinNoise)
     os << "they compose here";
-  else if (excess > 0)
+  else if (change == StepRatio::Costlier)
     os << "together they lose " << llvm::format("%.0f%%", excess * 100)
        << " of a step to each other here";
   else
@@ -804,6 +806,12 @@ LogicalResult reportChoiceFromTable(MLIRContext &context,
 }
 
 } // namespace
+
+StepRatio composer::classifyStepRatio(double ratio, double noise) {
+  if (std::abs(ratio - 1) <= noise)
+    return StepRatio::WithinNoise;
+  return ratio < 1 ? StepRatio::Cheaper : StepRatio::Costlier;
+}
 
 LogicalResult composer::reportCosts(MLIRContext &context, StringRef inputPath,
                                     llvm::raw_ostream &os,

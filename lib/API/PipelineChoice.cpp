@@ -1,6 +1,7 @@
 //===- PipelineChoice.cpp - the method passes that pay on a model ---------===//
 
 #include "composer/API/PipelineChoice.h"
+#include "composer/API/CostReport.h"
 #include "composer/Passes/Passes.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -112,13 +113,12 @@ public:
     for (PipelineCandidate *next : llvm::drop_begin(payers)) {
       std::vector<std::string> tried = inReportOrder(kept, next);
       std::string without = keptNames(kept);
-      if (!choice.untimed.empty()) {
-        reject(next, "not tried with " + without + ": untimed");
-        continue;
-      }
-      const llvm::json::Object *row = findTogether(tried);
+      // Once one set is untimed, the sets after it depend on its time.
+      const llvm::json::Object *row =
+          choice.untimed.empty() ? findTogether(tried) : nullptr;
       if (!row) {
-        choice.untimed = tried;
+        if (choice.untimed.empty())
+          choice.untimed = tried;
         reject(next, "not tried with " + without + ": untimed");
         continue;
       }
@@ -131,7 +131,7 @@ public:
       std::string line = without + " + " + next->pass + ": " +
                          ratioText(*ratio) + ", against " +
                          ratioText(keptRatio) + " without it: ";
-      if (*ratio < keptRatio * (1 - noise)) {
+      if (classifyStepRatio(*ratio / keptRatio, noise) == StepRatio::Cheaper) {
         choice.combination.push_back(line + "kept");
         kept.push_back(next);
         keptRatio = *ratio;
@@ -215,15 +215,21 @@ composer::choosePipeline(const llvm::json::Object &report, std::string &error) {
     if (!candidate.timeRatio) {
       std::optional<llvm::StringRef> why = row->getString("verdict");
       candidate.reason = why ? why->str() : "not timed";
-    } else if (*candidate.timeRatio < 1 - candidate.noise) {
-      candidate.chosen = true;
-      candidate.reason = "saves " + percent(1 - *candidate.timeRatio) +
-                         " per step, beyond the noise";
-    } else if (*candidate.timeRatio > 1 + candidate.noise) {
-      candidate.reason =
-          "costs " + percent(*candidate.timeRatio - 1) + " per step";
     } else {
-      candidate.reason = "no faster beyond the noise";
+      switch (classifyStepRatio(*candidate.timeRatio, candidate.noise)) {
+      case StepRatio::Cheaper:
+        candidate.chosen = true;
+        candidate.reason = "saves " + percent(1 - *candidate.timeRatio) +
+                           " per step, beyond the noise";
+        break;
+      case StepRatio::Costlier:
+        candidate.reason =
+            "costs " + percent(*candidate.timeRatio - 1) + " per step";
+        break;
+      case StepRatio::WithinNoise:
+        candidate.reason = "no faster beyond the noise";
+        break;
+      }
     }
     choice.candidates.push_back(std::move(candidate));
   }

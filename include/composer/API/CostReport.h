@@ -43,6 +43,12 @@ struct CostReportOptions {
 
 struct PipelineChoice;
 
+/// How a step-time ratio (a variant's median over the model's) compares
+/// with 1, given the noise allowed between the two medians: the one rule of
+/// the report's verdicts, its composition lines and --emit-pipeline.
+enum class StepRatio { Cheaper, WithinNoise, Costlier };
+StepRatio classifyStepRatio(double ratio, double noise);
+
 /// Measures the model at `inputPath` and writes the report (composer-opt
 /// --report-costs) to `os`, as JSON or text as `options` says. With
 /// `choice`, also chooses the method passes that pay (PipelineChoice.h)
