@@ -71,7 +71,8 @@ def train(binaries, name, recipe, model, data, tmp, extra):
 
 # The plain recipe at lm-fast.yaml's tokens per batch, duration and
 # precision; the learning rate and warmup are swept.
-SWEEP_BASE = ["train_data.batch_size=4", "max_duration=300ba",
+SWEEP_BATCHES = 300
+SWEEP_BASE = ["train_data.batch_size=4", f"max_duration={SWEEP_BATCHES}ba",
               "eval_interval=25ba", "precision=amp_bf16"]
 
 
@@ -103,7 +104,7 @@ def longer(args, results, variants, baseline, data, tmp, extra):
     name = f"{baseline} x{args.longer}"
     evals, total = train(args.bin, name.replace(" ", "_"), recipe, path,
                          data, tmp, overrides + extra + [
-                             f"max_duration={300 * args.longer}ba"])
+                             f"max_duration={SWEEP_BATCHES * args.longer}ba"])
     results[name] = {"evals": evals, "total_train_s": total}
     goal = results["fast"]["evals"][-1][1]
     fast_s = results["fast"]["evals"][-1][2]
