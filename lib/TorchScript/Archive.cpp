@@ -69,6 +69,10 @@ Expected<uint32_t> crcOfStoredBytes(sys::fs::file_t file, uint64_t offset,
   return uint32_t(crc);
 }
 
+Error crcMismatch(StringRef name) {
+  return corrupt("record '" + name + "' fails its CRC-32 check");
+}
+
 /// The CRC-32 of a compressed record's inflated bytes, inflated in chunks
 /// so that a claimed size costs no memory; only deflate is expected.
 Expected<uint32_t> crcOfCompressedRecord(StringRef data, uint16_t method,
@@ -104,7 +108,9 @@ Expected<uint32_t> crcOfCompressedRecord(StringRef data, uint16_t method,
 
 } // namespace
 
-Error composer::checkZipArchive(StringRef path) {
+Expected<std::vector<composer::DeferredRecord>>
+composer::checkZipArchive(StringRef path,
+                          function_ref<bool(StringRef name)> defer) {
   ErrorOr<std::unique_ptr<MemoryBuffer>> file =
       MemoryBuffer::getFile(path, /*IsText=*/false,
                             /*RequiresNullTerminator=*/false);
@@ -143,6 +149,7 @@ Error composer::checkZipArchive(StringRef path) {
   if (!zip.has(directory, directorySize))
     return corrupt("the central directory lies outside the file");
 
+  std::vector<DeferredRecord> deferred;
   uint64_t offset = directory;
   for (uint64_t i = 0; i < numEntries; ++i) {
     if (!zip.has(offset, 46) || zip.read<uint32_t>(offset) != kCentralHeader)
@@ -188,6 +195,11 @@ Error composer::checkZipArchive(StringRef path) {
       return corrupt("record '" + name + "' lies outside the file");
     if (method == kStored && compressedSize != uncompressedSize)
       return corrupt("record '" + name + "' has inconsistent sizes");
+    offset += 46 + uint64_t(nameSize) + extraSize + commentSize;
+    if (method == kStored && defer && defer(name)) {
+      deferred.push_back({name.str(), data, compressedSize, crc});
+      continue;
+    }
     Expected<uint32_t> actual =
         method == kStored
             ? crcOfStoredBytes(*handle, data, compressedSize, name)
@@ -196,8 +208,22 @@ Error composer::checkZipArchive(StringRef path) {
     if (!actual)
       return actual.takeError();
     if (*actual != crc)
-      return corrupt("record '" + name + "' fails its CRC-32 check");
-    offset += 46 + uint64_t(nameSize) + extraSize + commentSize;
+      return crcMismatch(name);
   }
+  return deferred;
+}
+
+Error composer::checkDeferredRecord(const DeferredRecord &record,
+                                    std::optional<uint32_t> crc,
+                                    sys::fs::file_t file) {
+  if (!crc) {
+    Expected<uint32_t> read =
+        crcOfStoredBytes(file, record.offset, record.size, record.name);
+    if (!read)
+      return read.takeError();
+    crc = *read;
+  }
+  if (*crc != record.crc)
+    return crcMismatch(record.name);
   return Error::success();
 }

@@ -1,10 +1,12 @@
 //===- Model.cpp - loading and saving TorchScript models ------------------===//
 
 #include "Archive.h"
+#include "CheckingFileReader.h"
 #include "Import.h"
 #include "composer/TorchScript/TorchModule.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 
 #include <torch/csrc/jit/serialization/import.h>
@@ -31,6 +33,20 @@ std::string firstLine(const std::exception &e) {
 
 Location fileLoc(StringRef path, MLIRContext *ctx) {
   return FileLineColLoc::get(ctx, path, 0, 0);
+}
+
+/// Whether `name` holds a tensor's bytes ("archive/data/0"): LibTorch only
+/// copies them, so their CRC-32 can wait until it has read them.
+bool isTensorRecord(StringRef name) {
+  StringRef key = name.split('/').second;
+  return key.consume_front("data/") && !key.empty() &&
+         llvm::all_of(key, llvm::isDigit);
+}
+
+void emitArchiveError(StringRef path, MLIRContext *ctx, llvm::Error error) {
+  emitError(fileLoc(path, ctx), "cannot load TorchScript model '")
+      << path << "': " << llvm::toString(std::move(error))
+      << " (expected an archive written by torch.jit.save)";
 }
 
 class LoadedModel : public TorchScriptModel {
@@ -119,14 +135,25 @@ std::unique_ptr<TorchScriptModel> composer::loadTorchScriptModel(
     emitError(fileLoc(path, ctx), "cannot open '") << path << "': no such file";
     return nullptr;
   }
-  if (llvm::Error error = checkZipArchive(path)) {
-    emitError(fileLoc(path, ctx), "cannot load TorchScript model '")
-        << path << "': " << llvm::toString(std::move(error))
-        << " (expected an archive written by torch.jit.save)";
+  // Every other record is checked before LibTorch parses it.
+  llvm::Expected<std::vector<DeferredRecord>> tensorRecords =
+      checkZipArchive(path, isTensorRecord);
+  if (!tensorRecords) {
+    emitArchiveError(path, ctx, tensorRecords.takeError());
+    return nullptr;
+  }
+  llvm::Expected<std::shared_ptr<CheckingFileReader>> reader =
+      CheckingFileReader::open(path, std::move(*tensorRecords));
+  if (!reader) {
+    emitArchiveError(path, ctx, reader.takeError());
     return nullptr;
   }
   try {
-    torch::jit::Module module = torch::jit::load(path.str());
+    torch::jit::Module module = torch::jit::load(*reader);
+    if (llvm::Error error = (*reader)->checkRecords()) {
+      emitArchiveError(path, ctx, std::move(error));
+      return nullptr;
+    }
     return std::make_unique<LoadedModel>(path.str(), std::move(module));
   } catch (const std::exception &e) {
     std::string reason = firstLine(e);
