@@ -826,6 +826,7 @@ loadRecipe(const std::string &recipePath,
   for (Builder::EvaluatorPlan &plan : evaluatorPlans)
     dataPlans.push_back(&plan.data);
   for (Builder::DataPlan *plan : dataPlans) {
+    plan->options.seed = config.seed;
     plan->options.rank = env.rank;
     plan->options.worldSize = env.worldSize;
     // uint8 images cross to an accelerator and are normalized there.

@@ -128,6 +128,19 @@ TEST_F(RecipeTest, LoadsAValidRecipe) {
   EXPECT_FALSE(config->evalLoader);
 }
 
+// The recipe's seed draws the data's order and augmentations: runs with
+// different seeds see different batches, runs with the same seed the same.
+TEST_F(RecipeTest, TheSeedOrdersTheData) {
+  auto firstTargets = [&](const std::vector<std::string> &overrides) {
+    EXPECT_TRUE(load(valid(), overrides)) << errors;
+    return config->trainLoader->makeBatch(/*epoch=*/0, /*index=*/0).target;
+  };
+  torch::Tensor seed3 = firstTargets({});
+  EXPECT_EQ(config->trainLoader->options().seed, 3u);
+  EXPECT_TRUE(torch::equal(seed3, firstTargets({"seed=3"})));
+  EXPECT_FALSE(torch::equal(seed3, firstTargets({"seed=4"})));
+}
+
 TEST_F(RecipeTest, CommandLineOverridesWin) {
   ASSERT_TRUE(load(valid(),
                    {"optimizer.lr=0.05", "max_duration=3ba",
