@@ -19,6 +19,9 @@ ratios: how many times sooner than the plain recipe and than eager PyTorch.
   plain-bf16  the plain recipe with `precision: amp_bf16`;
   eager-bf16  the eager loop under bf16 autocast: with plain-bf16, the fair
               baselines on a CPU with bf16 kernels;
+  schedule    plain-bf16 with the fast recipe's schedule (its peak learning
+              rate, warmup and epochs) but neither label smoothing nor EMA:
+              what the schedule alone buys;
   algorithms  plain plus label smoothing, progressive resizing and EMA;
   smoothing   plain plus label smoothing and EMA only (no resizing);
   mild        the model through composer-opt --composer-mild (BlurPool,
@@ -39,6 +42,8 @@ import subprocess
 import sys
 import tempfile
 
+import yaml
+
 from train_metrics import train_clock
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -50,6 +55,19 @@ EAGER = os.path.join(ROOT, "bench", "eager_fashion.py")
 # Half an epoch of 60,000 images in batches of 128 (the last partial batch
 # is dropped). An interval in epochs counts whole epochs only.
 HALF_EPOCH = "234ba"
+
+
+
+def fast_schedule():
+    """Overrides that give the plain recipe the fast one's precision and
+    schedule: its peak learning rate, warmup and duration."""
+    with open(FAST) as f:
+        fast = yaml.safe_load(f)
+    return [f"precision={fast['precision']}",
+            f"optimizer.lr={fast['optimizer']['lr']}",
+            f"scheduler.t_warmup={fast['scheduler']['t_warmup']}",
+            f"max_duration={fast['max_duration']}"]
+
 
 SMOOTHING = [
     "algorithms.label_smoothing.smoothing=0.1",
@@ -145,6 +163,9 @@ def main():
                                          tmp, args.target)),
             ("eager-bf16", lambda: eager(model, tmp, args.target,
                                          args.threads, bf16=True)),
+            ("schedule", lambda: train("schedule", model, RECIPE,
+                                       threads + fast_schedule(), tmp,
+                                       args.target)),
             ("algorithms", lambda: train("algorithms", model, RECIPE,
                                          threads + ALGORITHMS, tmp,
                                          args.target)),
