@@ -26,7 +26,9 @@ class CheckingFileReader final
 public:
   static llvm::Expected<std::shared_ptr<CheckingFileReader>>
   open(llvm::StringRef path, std::vector<DeferredRecord> records);
-  ~CheckingFileReader() override;
+  CheckingFileReader(const CheckingFileReader &) = delete;
+  CheckingFileReader &operator=(const CheckingFileReader &) = delete;
+  ~CheckingFileReader() override; ///< closes the file
 
   size_t size() const override { return fileSize; }
   size_t read(uint64_t pos, void *buf, size_t n,
