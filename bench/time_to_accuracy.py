@@ -57,7 +57,6 @@ EAGER = os.path.join(ROOT, "bench", "eager_fashion.py")
 HALF_EPOCH = "234ba"
 
 
-
 def fast_schedule():
     """Overrides that give the plain recipe the fast one's precision and
     schedule: its peak learning rate, warmup and duration."""
