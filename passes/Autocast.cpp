@@ -227,6 +227,48 @@ void AutocastRewriter::restoreResultDtype(OpOperand &operand, Operation *user) {
     restoreResultDtype(*element, element->getOwner());
 }
 
+bool AutocastRewriter::isOnlyReadLow(Value value) const {
+  if (value.use_empty())
+    return false;
+  for (Operation *user : value.getUsers()) {
+    if (auto cast = dyn_cast<ToDtypeOp>(user)) {
+      if (cast.getDtype() != lowDtype)
+        return false;
+      continue;
+    }
+    // The user computes from `value` alone (its other operands are scalars
+    // or options), so low in, low out; its result must in turn be read low.
+    const AtenKindInfo *info = lookupAtenKind(user);
+    if (!info || info->getAutocastClass(device) != AutocastClass::Follow ||
+        info->has(AtenTrait::InPlace) ||
+        !(info->has(AtenTrait::ElementwiseUnary) ||
+          info->has(AtenTrait::DropoutLike) || info->has(AtenTrait::View)) ||
+        user->getNumResults() != 1 || user->getNumRegions() != 0 ||
+        user->getOperand(0) != value ||
+        llvm::any_of(user->getOperands().drop_front(),
+                     [](Value operand) {
+                       return isa<TorchTensorType>(operand.getType());
+                     }) ||
+        !isOnlyReadLow(user->getResult(0)))
+      return false;
+  }
+  return true;
+}
+
+void AutocastRewriter::runLowWhereOnlyReadLow(Operation *op) {
+  const AtenKindInfo *info = lookupAtenKind(op);
+  if (!info || !info->has(AtenTrait::AccumulatesInFp32) ||
+      op->getNumOperands() == 0 || op->getNumResults() != 1)
+    return;
+  auto upcast = op->getOperand(0).getDefiningOp<ToDtypeOp>();
+  if (!upcast || upcast.getDtype() != ScalarType::Float ||
+      !mayBeLow(upcast.getSelf()) || !isOnlyReadLow(op->getResult(0)))
+    return;
+  // Where the input is fp32 after all, the op runs in fp32 as before.
+  op->setOperand(0, upcast.getSelf());
+  maybeLowValues.insert(op->getResult(0));
+}
+
 bool AutocastRewriter::makeDtypesAgree(Operation *op,
                                        ArrayRef<unsigned> indices,
                                        bool inplace) {
@@ -379,6 +421,9 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
     else
       report.skip(op, "already in the target dtype");
   }
+  // Softmax before a low matmul: its fp32 result would be rounded anyway.
+  for (Operation *op : ops)
+    runLowWhereOnlyReadLow(op);
   // Casts whose results nobody uses any more (a cancelled pair's first half).
   module.walk([](ToDtypeOp cast) {
     if (cast->use_empty())

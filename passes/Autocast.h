@@ -67,6 +67,17 @@ private:
   /// depends on the model's own low values (casts, known dtypes).
   bool mayHaveBeenLow(mlir::Value value) const;
 
+  /// Whether every use of `value` casts it to the low dtype, directly or
+  /// through ops that follow their one float input element by element
+  /// (dropout, activations, views): its fp32 precision is never read.
+  bool isOnlyReadLow(mlir::Value value) const;
+
+  /// Runs `op` (an fp32-list op that accumulates in fp32) on the low value
+  /// its input was cast up from, where its result is only read low: the
+  /// result is then rounded once, as under CPU autocast, and the fp32 copies
+  /// of the input and the result are not made.
+  void runLowWhereOnlyReadLow(mlir::Operation *op);
+
   /// Casts `operand` of `user` (a return, or a tuple or list the return
   /// takes) up to fp32 where the rewrite made it low.
   void restoreResultDtype(mlir::OpOperand &operand, mlir::Operation *user);

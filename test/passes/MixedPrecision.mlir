@@ -159,6 +159,54 @@ module {
 
 // -----
 
+// Attention's softmax: its input is a bf16 matmul's scores, and its result
+// is only read by a bf16 matmul (through dropout), so its fp32 precision
+// would never be read: it runs on the bf16 scores (the kernel accumulates in
+// fp32) and is rounded once, as under CPU autocast. A softmax whose result
+// is also returned, and a log_softmax on the same scores read through an
+// fp32 cast, keep their fp32 inputs.
+module {
+  func.func @forward(%q: !composer.tensor, %k: !composer.tensor, %v: !composer.tensor, %mask: !composer.tensor, %train: !composer.bool) -> (!composer.tensor, !composer.tensor, !composer.tensor) {
+    %scale = composer.constant(1.250000e-01) : !composer.float
+    %ninf = composer.constant(0xFFF0000000000000 : f64) : !composer.float
+    %one = composer.constant(1) : !composer.int
+    %none = composer.constant(none) : !composer.none
+    %s = composer.matmul %q, %k : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %m = composer.op "aten::mul"(%s, %scale) : (!composer.tensor, !composer.float) -> !composer.tensor
+    %f = composer.op "aten::masked_fill"(%m, %mask, %ninf) : (!composer.tensor, !composer.tensor, !composer.float) -> !composer.tensor
+    %p = composer.softmax %f {dim = -1 : i64} : (!composer.tensor) -> !composer.tensor
+    %d = composer.dropout %p, %train {p = 1.000000e-01 : f64} : (!composer.tensor, !composer.bool) -> !composer.tensor
+    %a = composer.matmul %d, %v : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %p2 = composer.softmax %f {dim = -1 : i64} : (!composer.tensor) -> !composer.tensor
+    %b = composer.matmul %p2, %v : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %ls = composer.op "aten::log_softmax"(%f, %one, %none) : (!composer.tensor, !composer.int, !composer.none) -> !composer.tensor
+    %lf = composer.to_dtype %ls {copy = false, dtype = #composer.dtype<f32>, non_blocking = false} : (!composer.tensor) -> !composer.tensor
+    return %a, %p2, %lf : !composer.tensor, !composer.tensor, !composer.tensor
+  }
+}
+// CHECK-LABEL: func.func @forward
+// CHECK: %[[S:.*]] = composer.matmul
+// CHECK: %[[M:.*]] = composer.op "aten::mul"(%[[S]],
+// CHECK: %[[F:.*]] = composer.op "aten::masked_fill"(%[[M]],
+// CHECK-NOT: composer.to_dtype
+// CHECK: %[[P:.*]] = composer.softmax %[[F]]
+// CHECK: %[[D:.*]] = composer.dropout %[[P]]
+// CHECK: %[[DL:.*]] = composer.to_dtype %[[D]] {{.*}}dtype = #composer.dtype<bf16>
+// CHECK: composer.matmul %[[DL]],
+// CHECK: %[[FF:.*]] = composer.to_dtype %[[F]] {{.*}}dtype = #composer.dtype<f32>
+// CHECK: %[[P2:.*]] = composer.softmax %[[FF]]
+// CHECK: %[[FF2:.*]] = composer.to_dtype %[[F]] {{.*}}dtype = #composer.dtype<f32>
+// CHECK: composer.op "aten::log_softmax"(%[[FF2]],
+// CHECK: return %{{.*}}, %[[P2]],
+
+// CPU-LABEL: func.func @forward
+// CPU: %[[F:.*]] = composer.op "aten::masked_fill"
+// CPU-NEXT: composer.softmax %[[F]]
+
+// REPORT: remark: composer-mixed-precision: 6 ops given their autocast dtype, 0 skipped
+
+// -----
+
 // Ops that follow their inputs but need their float operands in one dtype.
 // index_put_ writes into a bf16 `self` whose dtype is only known at run
 // time: the fp32 values follow it (aten::type_as). lerp of a bf16 and an

@@ -42,6 +42,11 @@ def DropoutLike : AtenTrait<"DropoutLike">;
 // (a view or a reshape); its in-place form changes operand 0's metadata.
 def View : AtenTrait<"View">;
 
+// An fp32-list kind whose kernels compute in fp32 for a low input and round
+// only the result (softmax, log_softmax): run on a low input, it differs from
+// its fp32 run by that rounding alone.
+def AccumulatesInFp32 : AtenTrait<"AccumulatesInFp32">;
+
 // An aten convolution: (input, weight, bias, ...), its weight operand 1.
 def Convolution : AtenTrait<"Convolution">;
 // A convolution that is transposed whatever its operands; aten::_convolution

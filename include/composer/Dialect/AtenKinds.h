@@ -38,7 +38,8 @@ enum class AtenTrait : uint32_t {
   InPlace = 1u << 8,
   HasGradient = 1u << 9,
   BoolResult = 1u << 10,
-  LLVM_MARK_AS_BITMASK_ENUM(/*LargestValue=*/BoolResult)
+  AccumulatesInFp32 = 1u << 11,
+  LLVM_MARK_AS_BITMASK_ENUM(/*LargestValue=*/AccumulatesInFp32)
 };
 LLVM_ENABLE_BITMASK_ENUMS_IN_NAMESPACE();
 
