@@ -174,7 +174,11 @@ def MixedPrecision : MethodPass<"composer-mixed-precision"> {
     parameters stay fp32 master weights); softmax, layer/group/batch norm and
     the reductions and losses autocast keeps in fp32 get fp32 inputs; other
     ops follow their inputs. A cast back to `dtype` of a value just cast up
-    from `dtype` is removed. Results the rewrite made low are cast back to
+    from `dtype` is removed. Softmax and log_softmax, whose kernels compute
+    in fp32 for a low input, run on the low value their input was cast up
+    from wherever their result is only read after a cast to `dtype`
+    (attention's softmax before its matmul): the fp32 result would be
+    rounded anyway. Results the rewrite made low are cast back to
     fp32, so the model's outputs keep their dtype and a loss computed outside
     it runs in fp32, as under autocast. `low-precision-norms` is
     composer-low-precision-norms folded in: layer and group norm run in
