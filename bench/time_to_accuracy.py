@@ -163,6 +163,10 @@ def main():
             variants = jpeg_variants(args, tmp)
         else:
             variants = fashion_variants(args, tmp)
+        unknown = set(args.only or []) - {name for name, _ in variants}
+        if unknown:
+            parser.error(f"--data {args.data} has no variant "
+                         + ", ".join(sorted(unknown)))
         variants = [v for v in variants if not args.only or v[0] in args.only]
         runs = {name: [] for name, _ in variants}
         for round in range(args.repeat):
