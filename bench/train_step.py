@@ -20,9 +20,10 @@ width 256, 8 x 128 synthetic tokens) in fp32, under LibTorch's autocast
 (`precision: amp_bf16`), and as composer-opt's bf16 pass writes it
 (--composer-mixed-precision, trained with `precision: fp32`), and prints
 steps per second and the ratio to fp32; the same measurement as
---algorithms, the variants of a model interleaved in each repeat. It then
-prints, repeat by repeat, amp_bf16's step time over the pass's: above 1
-where the pass steps faster.
+--algorithms, the variants of a model interleaved in each repeat, in
+reverse order every other repeat. It then prints, repeat by repeat,
+amp_bf16's step time over the pass's (above 1 where the pass steps faster),
+and the median of those ratios.
 
 Same model (exported with torch.jit.script for composer-train, the same
 nn.Module run eagerly in Python), same synthetic batch shape, same optimizer
@@ -263,8 +264,12 @@ def compare_precision(args, model_name, cases):
                                check=True, stderr=subprocess.DEVNULL)
         times = {variant: [] for variant, _, _ in cases}
         failed = set()
-        for _ in range(args.repeat):
-            for variant, _, precision in cases:
+        for repeat in range(args.repeat):
+            # Every other repeat runs the variants in reverse, so that no
+            # variant always follows the same one: the machine's speed
+            # drifts over minutes, and a fixed order would bias the ratios.
+            order = cases if repeat % 2 == 0 else cases[::-1]
+            for variant, _, precision in order:
                 if variant in failed:
                     continue
                 try:
@@ -287,9 +292,9 @@ def compare_precision(args, model_name, cases):
                       zip(times["amp_bf16"], times["bf16 pass"])]
             print(f"{model_name}: amp_bf16 / bf16 pass step time per repeat: "
                   + ", ".join(f"{ratio:.3f}" for ratio in ratios)
-                  + f" (the pass is faster in "
-                  f"{sum(ratio > 1 for ratio in ratios)} of {len(ratios)})",
-                  flush=True)
+                  + f" (median {statistics.median(ratios):.3f}; the pass "
+                  f"is faster in {sum(ratio > 1 for ratio in ratios)} of "
+                  f"{len(ratios)})", flush=True)
 
 
 def eager_in_process(case, batch, steps, warmup, threads, retain):
