@@ -327,12 +327,18 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
     if (type && type.getDtype() == lowType)
       originalLowValues.insert(value);
   };
+  SymbolTableCollection symbolTables;
   // Post-order: operands (and the yields of an op's regions) are seen
   // before the op.
   SmallVector<Operation *> ops;
   module.walk([&](Operation *op) {
     ops.push_back(op);
     forEachDefinedValue(op, seedOriginalLow);
+    // A read of state declared low, whatever its result's type says.
+    if (auto read = dyn_cast<GetParamOp>(op))
+      if (TorchTensorType declared = read.getDeclaredType(symbolTables))
+        if (declared.getDtype() == lowType)
+          originalLowValues.insert(read);
   });
   for (Operation *op : ops) {
     auto generic = dyn_cast<GenericOp>(op);
@@ -387,19 +393,19 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
       continue;
     }
     ScalarType target = fp32 ? ScalarType::Float : lowDtype;
-    bool changed;
-    if (generic && fp32) {
-      // Only what may be low: integer operands (targets, indices) stay.
-      changed = false;
-      for (OpOperand &operand : op->getOpOperands())
-        if (mayBeLow(operand.get()))
-          changed |= castOperands(op, MutableArrayRef(operand), target);
-    } else {
-      // The float inputs the kind names; a mask after them keeps its dtype.
-      changed = false;
-      for (OpOperand &operand : op->getOpOperands())
-        if (!info || info->isAutocastOperand(operand.getOperandNumber()))
-          changed |= castOperands(op, MutableArrayRef(operand), target);
+    bool changed = false;
+    for (OpOperand &operand : op->getOpOperands()) {
+      // A typed op's or a matmul-like op's float inputs are those its kind
+      // names: a mask after them keeps its dtype.
+      if (!(generic && fp32) && info &&
+          !info->isAutocastOperand(operand.getOperandNumber()))
+        continue;
+      // An fp32 op casts only what may be low, as autocast casts only low
+      // floats up: fp32 and fp64 operands, and integer ones (targets,
+      // indices), keep their dtype.
+      if (fp32 && !mayBeLow(operand.get()) && !mayHaveBeenLow(operand.get()))
+        continue;
+      changed |= castOperands(op, MutableArrayRef(operand), target);
     }
     // What the types knew of the old result dtype no longer holds; it is
     // left unknown (rather than set) so that region results and yields
@@ -419,7 +425,8 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
     if (changed)
       report.match(op);
     else
-      report.skip(op, "already in the target dtype");
+      report.skip(op, fp32 ? "no operand may be low"
+                           : "already in the target dtype");
   }
   // Softmax before a low matmul: its fp32 result would be rounded anyway.
   for (Operation *op : ops)

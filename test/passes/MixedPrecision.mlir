@@ -35,9 +35,10 @@ module {
 // CHECK: %[[WL:.*]] = composer.to_dtype %[[W]] {copy = false, dtype = #composer.dtype<bf16>, non_blocking = false}
 // CHECK: %[[H:.*]] = composer.linear %[[XL]], %[[WL]]
 // CHECK: %[[HF:.*]] = composer.to_dtype %[[H]] {copy = false, dtype = #composer.dtype<f32>
-// CHECK: %[[N:.*]] = composer.layer_norm %[[HF]]
-// CHECK: %[[NF:.*]] = composer.to_dtype %[[N]] {copy = false, dtype = #composer.dtype<f32>
-// CHECK: %[[S:.*]] = composer.softmax %[[NF]]
+// The layer norm's fp32 result and its weight are not cast again.
+// CHECK: %[[N:.*]] = composer.layer_norm %[[HF]], %[[G:[^,]*]],
+// CHECK-NOT: composer.to_dtype %[[G]]
+// CHECK: %[[S:.*]] = composer.softmax %[[N]]
 // The linear's bf16 output feeds the matmul as is.
 // CHECK: %[[VL:.*]] = composer.to_dtype %[[V]] {copy = false, dtype = #composer.dtype<bf16>
 // CHECK: %[[Y:.*]] = composer.matmul %[[H]], %[[VL]]
@@ -51,7 +52,8 @@ module {
 // F16: %[[GL:.*]] = composer.to_dtype %[[G]] {copy = false, dtype = #composer.dtype<f16>
 // F16: composer.layer_norm %[[H]], %[[GL]]
 
-// REPORT: remark: composer-mixed-precision: 5 ops given their autocast dtype, 0 skipped
+// REPORT: remark: composer-mixed-precision: 4 ops given their autocast dtype, 1 skipped
+// REPORT: note: 1 skipped: no operand may be low
 // BAD: for the --dtype option: Cannot find option named 'f64'!
 
 // -----
@@ -128,7 +130,7 @@ module {
 // CHECK: %[[CWL:.*]] = composer.to_dtype %{{.*}} {{.*}}dtype = #composer.dtype<bf16>
 // CHECK: composer.op "aten::conv3d"(%[[VIDEOL]], %[[CWL]], %{{.*}}) :
 
-// REPORT: remark: composer-mixed-precision: 4 ops given their autocast dtype, 0 skipped
+// REPORT: remark: composer-mixed-precision: 3 ops given their autocast dtype, 1 skipped
 
 // -----
 
@@ -155,7 +157,7 @@ module {
 // CHECK: %[[EF:.*]] = composer.to_dtype %[[E]] {{.*}}dtype = #composer.dtype<f32>
 // CHECK: return %[[EF]], %[[LIST]]
 
-// REPORT: remark: composer-mixed-precision: 2 ops given their autocast dtype, 0 skipped
+// REPORT: remark: composer-mixed-precision: 1 ops given their autocast dtype, 1 skipped
 
 // -----
 
@@ -448,3 +450,30 @@ module {
 // CUDA: composer.convolution %[[CL]], %[[UWL2]], %[[UBL2]]
 
 // REPORT: remark: composer-mixed-precision: 3 ops given their autocast dtype, 0 skipped
+
+// -----
+
+// An fp32-list op casts up only what may be low, as autocast does: the fp64
+// head's layer norm keeps its fp64 input and weight, and the fp32 head's
+// layer norm casts up only its weight, which the model declares bf16.
+module {
+  composer.parameter @head64.weight : !composer.tensor<8xf64>
+  composer.parameter @head32.weight : !composer.tensor<8xbf16>
+  func.func @forward(%x64: !composer.tensor<4x8xf64>, %x32: !composer.tensor<4x8xf32>) -> (!composer.tensor, !composer.tensor) {
+    %none = composer.constant(none) : !composer.none
+    %w64 = composer.get_param @head64.weight : !composer.tensor
+    %n64 = composer.layer_norm %x64, %w64, %none {cudnn_enable = true, eps = 1.000000e-05 : f64, normalized_shape = array<i64: 8>} : (!composer.tensor<4x8xf64>, !composer.tensor, !composer.none) -> !composer.tensor
+    %w32 = composer.get_param @head32.weight : !composer.tensor
+    %n32 = composer.layer_norm %x32, %w32, %none {cudnn_enable = true, eps = 1.000000e-05 : f64, normalized_shape = array<i64: 8>} : (!composer.tensor<4x8xf32>, !composer.tensor, !composer.none) -> !composer.tensor
+    return %n64, %n32 : !composer.tensor, !composer.tensor
+  }
+}
+// CHECK-LABEL: func.func @forward
+// CHECK-SAME: (%[[X64:.*]]: !composer.tensor<4x8xf64>, %[[X32:.*]]: !composer.tensor<4x8xf32>)
+// CHECK: %[[W64:.*]] = composer.get_param @head64.weight
+// CHECK-NEXT: %[[N64:.*]] = composer.layer_norm %[[X64]], %[[W64]],
+// CHECK-NEXT: %[[W32:.*]] = composer.get_param @head32.weight
+// CHECK-NEXT: %[[W32F:.*]] = composer.to_dtype %[[W32]] {copy = false, dtype = #composer.dtype<f32>
+// CHECK-NEXT: composer.layer_norm %[[X32]], %[[W32F]],
+
+// REPORT: remark: composer-mixed-precision: 1 ops given their autocast dtype, 1 skipped

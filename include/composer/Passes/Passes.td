@@ -172,7 +172,8 @@ def MixedPrecision : MethodPass<"composer-mixed-precision"> {
     Following PyTorch autocast's lists (METHODS.md): convolutions, linear and
     matmul run in `dtype` (their inputs, weights and biases cast on use, so
     parameters stay fp32 master weights); softmax, layer/group/batch norm and
-    the reductions and losses autocast keeps in fp32 get fp32 inputs; other
+    the reductions and losses autocast keeps in fp32 get their inputs that
+    may be low cast up (fp64 ones stay fp64, as under autocast); other
     ops follow their inputs. A cast back to `dtype` of a value just cast up
     from `dtype` is removed. Softmax and log_softmax, whose kernels compute
     in fp32 for a low input, run on the low value their input was cast up
