@@ -3,6 +3,7 @@
 
     OMP_NUM_THREADS=2 /usr/bin/python3 bench/eager_fashion.py model.pt \
         --jsonl metrics.jsonl [--epochs 8] [--target 0.91] [--bf16]
+        [--folder DIR]
 
 The baseline composer-train is measured against in bench/time_to_accuracy.py:
 examples/recipes/fashion-mnist.yaml (the example ResNet, batch 128, random
@@ -17,6 +18,11 @@ training seconds so far, evaluation left out; "metrics/eval/Accuracy"), so
 bench/train_metrics.py reads both, and prints the time to the target.
 --bf16 trains and evaluates under torch.autocast("cpu", torch.bfloat16), as
 a user turns bf16 on: the fair baseline on a CPU with bf16 kernels.
+--folder DIR trains examples/recipes/fashion64.yaml instead: the 64x64 RGB
+JPEGs of examples/make_fashion_jpeg.py in DIR/train and DIR/test, read with
+torchvision's ImageFolder (PIL decodes them), a random resized crop (scale
+0.35-1) and horizontal flips, the 3-channel model with a stride-2 stem; the
+same optimizer and schedule (pass --epochs 10).
 """
 import argparse
 import gzip
@@ -29,6 +35,7 @@ import time
 import torch
 import torch.nn.functional as F
 import torchvision.transforms as T
+from torchvision.datasets import ImageFolder
 from torch.utils.data import DataLoader, Dataset
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -63,6 +70,17 @@ class Images(Dataset):
     def __getitem__(self, i):
         image = self.images[i].unsqueeze(0).float() / 255
         return self.transform(image), self.labels[i]
+
+
+def jpeg_folders(folder):
+    """fashion64.yaml's training and test data: JPEGs in class folders."""
+    normalize = T.Normalize([MEAN] * 3, [STD] * 3)
+    train = ImageFolder(os.path.join(folder, "train"), T.Compose([
+        T.RandomResizedCrop(64, scale=(0.35, 1.0)), T.RandomHorizontalFlip(),
+        T.ToTensor(), normalize]))
+    test = ImageFolder(os.path.join(folder, "test"),
+                       T.Compose([T.ToTensor(), normalize]))
+    return train, test
 
 
 def decoupled_sgdw_step(optimizer, lr, base_lr, weight_decay):
@@ -116,20 +134,29 @@ def main():
     parser.add_argument("--bf16", action="store_true",
                         help="forward, loss and evaluation under bf16 "
                         "autocast")
+    parser.add_argument("--folder",
+                        help="train fashion64.yaml on the JPEGs in "
+                        "FOLDER/train and FOLDER/test")
     parser.add_argument("--threads", type=int,
                         default=int(os.environ.get("OMP_NUM_THREADS", "2")))
     args = parser.parse_args()
+    if args.folder and (args.limit or args.eval_limit):
+        parser.error("--limit and --eval-limit read the IDX files only")
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
 
-    model = FashionResNet(args.width)
+    if args.folder:
+        model = FashionResNet(args.width, in_channels=3, stem_stride=2)
+        train, test = jpeg_folders(args.folder)
+    else:
+        model = FashionResNet(args.width)
+        normalize = T.Normalize([MEAN], [STD])
+        train = Images("train", args.limit,
+                       T.Compose([T.RandomCrop(28, padding=2),
+                                  T.RandomHorizontalFlip(), normalize]))
+        test = Images("t10k", args.eval_limit, normalize)
     load_weights(model, args.model)
     model.train()
-    normalize = T.Normalize([MEAN], [STD])
-    train = Images("train", args.limit,
-                   T.Compose([T.RandomCrop(28, padding=2),
-                              T.RandomHorizontalFlip(), normalize]))
-    test = Images("t10k", args.eval_limit, normalize)
     train_loader = DataLoader(train, batch_size=128, shuffle=True,
                               num_workers=1, persistent_workers=True)
     test_loader = DataLoader(test, batch_size=500)

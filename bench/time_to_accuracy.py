@@ -32,10 +32,13 @@ Evaluation runs every half epoch (234 batches of 128). The variants run one
 after another; with --repeat N, N rounds of them, and the medians are
 reported (the machine's load changes between runs).
 
---data fashion64 runs plain (examples/recipes/fashion64.yaml) and fast
-(fashion64-fast.yaml) instead, to 90% by default: Fashion-MNIST as 64x64 RGB
-JPEG folders (examples/make_fashion_jpeg.py, written to a temporary folder)
-and the example ResNet for them (3 channels, stem stride 2).
+--data fashion64 runs plain (examples/recipes/fashion64.yaml, already
+`amp_bf16`), fast (fashion64-fast.yaml), eager and eager-bf16 (the plain
+recipe in the eager loop, bench/eager_fashion.py --folder: torchvision's
+ImageFolder and transforms) instead, to 90% by default: Fashion-MNIST as
+64x64 RGB JPEG folders (examples/make_fashion_jpeg.py, written to a
+temporary folder) and the example ResNet for them (3 channels, stem stride
+2).
 
 --precision prints the example ResNet's training steps per second in fp32,
 under `precision: amp_bf16` and from composer-opt's bf16 pass
@@ -119,11 +122,11 @@ def train(name, model, recipe, extra, tmp, target):
     return accuracies(jsonl, target)
 
 
-def eager(model, tmp, target, threads, bf16=False):
+def eager(model, tmp, target, threads, bf16=False, extra=()):
     jsonl = os.path.join(tmp, "eager.jsonl")
     subprocess.run([sys.executable, EAGER, model, "--jsonl", jsonl,
                     "--target", str(target), "--threads", str(threads)] +
-                   (["--bf16"] if bf16 else []),
+                   (["--bf16"] if bf16 else []) + list(extra),
                    check=True, stdout=subprocess.DEVNULL)
     return accuracies(jsonl, target)
 
@@ -139,8 +142,8 @@ def main():
                         "with --data fashion64)")
     parser.add_argument("--data", choices=["fashion", "fashion64"],
                         default="fashion",
-                        help="fashion64: the 64x64 JPEG recipes, plain and "
-                        "fast only")
+                        help="fashion64: the 64x64 JPEG recipes: plain, "
+                        "fast, eager and eager-bf16")
     parser.add_argument("--only", action="append",
                         help="run only these variants (repeatable)")
     parser.add_argument("--repeat", type=int, default=1,
@@ -195,11 +198,18 @@ def jpeg_variants(args, tmp):
     extra = [f"threads={args.threads}",
              f"train_data.root={folder}/train",
              f"eval_data.root={folder}/test"]
+    with open(RECIPE64) as f:
+        epochs = yaml.safe_load(f)["max_duration"].removesuffix("ep")
+    eager_extra = ["--folder", folder, "--epochs", epochs]
     return [
         ("plain", lambda: train("plain", model, RECIPE64, extra, tmp,
                                 args.target)),
         ("fast", lambda: train("fast", model, FAST64, extra, tmp,
                                args.target)),
+        ("eager", lambda: eager(model, tmp, args.target, args.threads,
+                                extra=eager_extra)),
+        ("eager-bf16", lambda: eager(model, tmp, args.target, args.threads,
+                                     bf16=True, extra=eager_extra)),
     ]
 
 
