@@ -320,25 +320,25 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
   lowValues.clear();
   maybeLowValues.clear();
   originalLowValues.clear();
-  // What the model itself keeps in the low dtype, by known types.
+  // What the model itself keeps in the low dtype, by known types: a value's
+  // own, or the declared type of the state it reads.
   Type lowType = getDtypeType(context, lowDtype);
+  SymbolTableCollection symbolTables;
   auto seedOriginalLow = [&](Value value) {
     auto type = dyn_cast<TorchTensorType>(value.getType());
-    if (type && type.getDtype() == lowType)
+    if (!type)
+      return;
+    TorchTensorType declared = getDeclaredStateType(value, symbolTables);
+    if (type.getDtype() == lowType ||
+        (declared && declared.getDtype() == lowType))
       originalLowValues.insert(value);
   };
-  SymbolTableCollection symbolTables;
   // Post-order: operands (and the yields of an op's regions) are seen
   // before the op.
   SmallVector<Operation *> ops;
   module.walk([&](Operation *op) {
     ops.push_back(op);
     forEachDefinedValue(op, seedOriginalLow);
-    // A read of state declared low, whatever its result's type says.
-    if (auto read = dyn_cast<GetParamOp>(op))
-      if (TorchTensorType declared = read.getDeclaredType(symbolTables))
-        if (declared.getDtype() == lowType)
-          originalLowValues.insert(read);
   });
   for (Operation *op : ops) {
     auto generic = dyn_cast<GenericOp>(op);

@@ -34,14 +34,7 @@ TorchTensorType
 composer::getDeclaredStateType(Value value,
                                SymbolTableCollection &symbolTables) {
   GetParamOp read = getStateRead(value);
-  if (!read)
-    return {};
-  Operation *decl = lookupStateDecl(read, symbolTables);
-  if (auto param = dyn_cast_or_null<ParameterOp>(decl))
-    return param.getTensorType();
-  if (auto buffer = dyn_cast_or_null<BufferOp>(decl))
-    return buffer.getTensorType();
-  return {};
+  return read ? read.getDeclaredType(symbolTables) : TorchTensorType();
 }
 
 std::optional<std::string> composer::getStateOwnerPath(Value value) {
