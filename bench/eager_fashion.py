@@ -3,7 +3,7 @@
 
     OMP_NUM_THREADS=2 /usr/bin/python3 bench/eager_fashion.py model.pt \
         --jsonl metrics.jsonl [--epochs 8] [--target 0.91] [--bf16]
-        [--folder DIR]
+        [--folder DIR [--crop-scale LO HI]]
 
 The baseline composer-train is measured against in bench/time_to_accuracy.py:
 examples/recipes/fashion-mnist.yaml (the example ResNet, batch 128, random
@@ -21,8 +21,8 @@ a user turns bf16 on: the fair baseline on a CPU with bf16 kernels.
 --folder DIR trains examples/recipes/fashion64.yaml instead: the 64x64 RGB
 JPEGs of examples/make_fashion_jpeg.py in DIR/train and DIR/test, read with
 torchvision's ImageFolder (PIL decodes them), a random resized crop (scale
-0.35-1) and horizontal flips, the 3-channel model with a stride-2 stem; the
-same optimizer and schedule (pass --epochs 10).
+--crop-scale, the recipe's) and horizontal flips, the 3-channel model with a
+stride-2 stem; the same optimizer and schedule (pass the recipe's --epochs).
 """
 import argparse
 import gzip
@@ -72,11 +72,11 @@ class Images(Dataset):
         return self.transform(image), self.labels[i]
 
 
-def jpeg_folders(folder):
+def jpeg_folders(folder, crop_scale):
     """fashion64.yaml's training and test data: JPEGs in class folders."""
     normalize = T.Normalize([MEAN] * 3, [STD] * 3)
     train = ImageFolder(os.path.join(folder, "train"), T.Compose([
-        T.RandomResizedCrop(64, scale=(0.35, 1.0)), T.RandomHorizontalFlip(),
+        T.RandomResizedCrop(64, scale=crop_scale), T.RandomHorizontalFlip(),
         T.ToTensor(), normalize]))
     test = ImageFolder(os.path.join(folder, "test"),
                        T.Compose([T.ToTensor(), normalize]))
@@ -137,6 +137,10 @@ def main():
     parser.add_argument("--folder",
                         help="train fashion64.yaml on the JPEGs in "
                         "FOLDER/train and FOLDER/test")
+    parser.add_argument("--crop-scale", type=float, nargs=2,
+                        default=(0.6, 1.0), metavar=("LO", "HI"),
+                        help="--folder: the random resized crop's area "
+                        "range, fashion64.yaml's by default")
     parser.add_argument("--threads", type=int,
                         default=int(os.environ.get("OMP_NUM_THREADS", "2")))
     args = parser.parse_args()
@@ -147,7 +151,7 @@ def main():
 
     if args.folder:
         model = FashionResNet(args.width, in_channels=3, stem_stride=2)
-        train, test = jpeg_folders(args.folder)
+        train, test = jpeg_folders(args.folder, tuple(args.crop_scale))
     else:
         model = FashionResNet(args.width)
         normalize = T.Normalize([MEAN], [STD])

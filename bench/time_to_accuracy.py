@@ -33,12 +33,13 @@ after another; with --repeat N, N rounds of them, and the medians are
 reported (the machine's load changes between runs).
 
 --data fashion64 runs plain (examples/recipes/fashion64.yaml, already
-`amp_bf16`), fast (fashion64-fast.yaml), eager and eager-bf16 (the plain
-recipe in the eager loop, bench/eager_fashion.py --folder: torchvision's
-ImageFolder and transforms) instead, to 90% by default: Fashion-MNIST as
-64x64 RGB JPEG folders (examples/make_fashion_jpeg.py, written to a
-temporary folder) and the example ResNet for them (3 channels, stem stride
-2).
+`amp_bf16`), fast (fashion64-fast.yaml on the model from composer-opt
+--composer-channels-last, as the recipe says), eager and eager-bf16 (the
+plain recipe in the eager loop, bench/eager_fashion.py --folder:
+torchvision's ImageFolder and transforms) instead, to 90% by default:
+Fashion-MNIST as 64x64 RGB JPEG folders (examples/make_fashion_jpeg.py,
+written to a temporary folder) and the example ResNet for them (3 channels,
+stem stride 2).
 
 --precision prints the example ResNet's training steps per second in fp32,
 under `precision: amp_bf16` and from composer-opt's bf16 pass
@@ -195,16 +196,23 @@ def jpeg_variants(args, tmp):
                                                  "fashion_resnet.py"),
                     model, "--in-channels", "3", "--stem-stride", "2"],
                    check=True)
+    # The fast recipe trains the model in channels-last layout.
+    channels_last = os.path.join(tmp, "fashion64.cl.pt")
+    subprocess.run([OPT, model, "--composer-channels-last", "-o",
+                    channels_last], check=True, stderr=subprocess.DEVNULL)
     extra = [f"threads={args.threads}",
              f"train_data.root={folder}/train",
              f"eval_data.root={folder}/test"]
     with open(RECIPE64) as f:
-        epochs = yaml.safe_load(f)["max_duration"].removesuffix("ep")
-    eager_extra = ["--folder", folder, "--epochs", epochs]
+        plain = yaml.safe_load(f)
+    epochs = plain["max_duration"].removesuffix("ep")
+    crop_scale = plain["train_data"]["random_resized_crop"]["scale"]
+    eager_extra = ["--folder", folder, "--epochs", epochs,
+                   "--crop-scale", *(str(x) for x in crop_scale)]
     return [
         ("plain", lambda: train("plain", model, RECIPE64, extra, tmp,
                                 args.target)),
-        ("fast", lambda: train("fast", model, FAST64, extra, tmp,
+        ("fast", lambda: train("fast", channels_last, FAST64, extra, tmp,
                                args.target)),
         ("eager", lambda: eager(model, tmp, args.target, args.threads,
                                 extra=eager_extra)),
