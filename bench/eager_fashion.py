@@ -21,7 +21,7 @@ a user turns bf16 on: the fair baseline on a CPU with bf16 kernels.
 --folder DIR trains examples/recipes/fashion64.yaml instead: the 64x64 RGB
 JPEGs of examples/make_fashion_jpeg.py in DIR/train and DIR/test, read with
 torchvision's ImageFolder (PIL decodes them), a random resized crop (scale
---crop-scale, the recipe's) and horizontal flips, the 3-channel model with a
+--crop-scale, by default the recipe's) and horizontal flips, the 3-channel model with a
 stride-2 stem; the same optimizer and schedule (pass the recipe's --epochs).
 """
 import argparse
@@ -34,6 +34,7 @@ import time
 
 import torch
 import torch.nn.functional as F
+import yaml
 import torchvision.transforms as T
 from torchvision.datasets import ImageFolder
 from torch.utils.data import DataLoader, Dataset
@@ -43,6 +44,7 @@ sys.path.insert(0, os.path.join(ROOT, "examples"))
 from fashion_resnet import FashionResNet  # noqa: E402
 
 DATA = "/usr/share/datasets/fashion-mnist"
+RECIPE64 = os.path.join(ROOT, "examples", "recipes", "fashion64.yaml")
 MEAN, STD = 0.2860, 0.3530
 
 
@@ -81,6 +83,13 @@ def jpeg_folders(folder, crop_scale):
     test = ImageFolder(os.path.join(folder, "test"),
                        T.Compose([T.ToTensor(), normalize]))
     return train, test
+
+
+def recipe64_crop_scale():
+    """fashion64.yaml's random resized crop: the range of the area kept."""
+    with open(RECIPE64) as f:
+        recipe = yaml.safe_load(f)
+    return recipe["train_data"]["random_resized_crop"]["scale"]
 
 
 def decoupled_sgdw_step(optimizer, lr, base_lr, weight_decay):
@@ -138,9 +147,9 @@ def main():
                         help="train fashion64.yaml on the JPEGs in "
                         "FOLDER/train and FOLDER/test")
     parser.add_argument("--crop-scale", type=float, nargs=2,
-                        default=(0.6, 1.0), metavar=("LO", "HI"),
+                        metavar=("LO", "HI"),
                         help="--folder: the random resized crop's area "
-                        "range, fashion64.yaml's by default")
+                        "range (default: fashion64.yaml's)")
     parser.add_argument("--threads", type=int,
                         default=int(os.environ.get("OMP_NUM_THREADS", "2")))
     args = parser.parse_args()
@@ -151,7 +160,8 @@ def main():
 
     if args.folder:
         model = FashionResNet(args.width, in_channels=3, stem_stride=2)
-        train, test = jpeg_folders(args.folder, tuple(args.crop_scale))
+        train, test = jpeg_folders(args.folder, tuple(
+            args.crop_scale or recipe64_crop_scale()))
     else:
         model = FashionResNet(args.width)
         normalize = T.Normalize([MEAN], [STD])

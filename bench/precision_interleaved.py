@@ -70,9 +70,8 @@ def batches(model_name):
 
 
 class Variant:
-    def __init__(self, path, autocast, weights):
+    def __init__(self, path, autocast):
         self.model = torch.jit.load(path).train()
-        self.model.load_state_dict(weights)
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.01,
                                          momentum=0.9)
         self.autocast = autocast
@@ -98,9 +97,9 @@ def run_repeat(args):
     torch.set_num_threads(args.threads)
     torch._C._set_graph_executor_optimize(False)
     inputs, targets = batches(args.model[0])
-    weights = torch.jit.load(args.exported).state_dict()
-    autocast = Variant(args.exported, True, weights)
-    rewritten = Variant(args.rewritten, False, weights)
+    autocast = Variant(args.exported, True)
+    rewritten = Variant(args.rewritten, False)
+    rewritten.model.load_state_dict(autocast.model.state_dict())
     for step in range(args.steps):
         pair = (autocast, rewritten) if step % 2 == 0 else (rewritten,
                                                             autocast)
