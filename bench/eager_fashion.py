@@ -21,8 +21,9 @@ a user turns bf16 on: the fair baseline on a CPU with bf16 kernels.
 --folder DIR trains examples/recipes/fashion64.yaml instead: the 64x64 RGB
 JPEGs of examples/make_fashion_jpeg.py in DIR/train and DIR/test, read with
 torchvision's ImageFolder (PIL decodes them), a random resized crop (scale
---crop-scale, by default the recipe's) and horizontal flips, the 3-channel model with a
-stride-2 stem; the same optimizer and schedule (pass the recipe's --epochs).
+--crop-scale, by default the recipe's) and horizontal flips, the 3-channel
+model with a stride-2 stem; the same optimizer and schedule (pass the
+recipe's --epochs).
 """
 import argparse
 import gzip

@@ -57,7 +57,9 @@ OPT = os.path.join(ROOT, "build", "bin", "composer-opt")
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from eager_fashion import read_idx, DATA, MEAN, STD  # noqa: E402
 from process_settings import retain_freed_host_memory  # noqa: E402
-from train_step import FashionResNet, export_algorithm_model  # noqa: E402
+from train_step import export_algorithm_model  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+import fashion_resnet  # noqa: E402
 
 MODELS = ["fashion-resnet-16", "gpt-4x256", "fashion64-resnet-16"]
 # --compare: (the rewriting pass, the two variants' names, whether the
@@ -95,9 +97,8 @@ def export_model(model_name, path):
     if not model_name.startswith("fashion64"):
         export_algorithm_model(model_name, path)
         return
-    torch.manual_seed(0)
-    model = FashionResNet(16, in_channels=3, stem_stride=2)
-    torch.jit.script(model.train()).save(path)
+    # As examples/fashion_resnet.py --in-channels 3 --stem-stride 2 writes it.
+    fashion_resnet.export(path, in_channels=3, stem_stride=2)
 
 
 class Variant:
