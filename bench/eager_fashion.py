@@ -2,15 +2,16 @@
 """The Fashion-MNIST recipe as a user would write it in plain PyTorch.
 
     OMP_NUM_THREADS=2 /usr/bin/python3 bench/eager_fashion.py model.pt \
-        --jsonl metrics.jsonl [--epochs 8] [--target 0.91] [--bf16]
+        --jsonl metrics.jsonl [--epochs N] [--target 0.91] [--bf16]
         [--folder DIR [--crop-scale LO HI]]
 
 The baseline composer-train is measured against in bench/time_to_accuracy.py:
 examples/recipes/fashion-mnist.yaml (the example ResNet, batch 128, random
 crop with 2 pixels of zero padding and horizontal flips in one loader
-worker, Composer's DecoupledSGDW with Nesterov momentum, linear warmup for
-half an epoch then cosine decay per batch, evaluation every half epoch) in
-an eager training loop with torch.utils.data and torchvision's transforms.
+worker, Composer's DecoupledSGDW with Nesterov momentum, linear warmup then
+cosine decay per batch, evaluation every half epoch) in an eager training
+loop with torch.utils.data and torchvision's transforms. The learning rate,
+weight decay, warmup and number of epochs are read from the recipe.
 The starting weights are read from `model` (the TorchScript file
 composer-train trains), so both start from the same point. Writes JSONL
 rows with the keys composer-train's logger uses ("wall_clock/train": the
@@ -22,8 +23,7 @@ a user turns bf16 on: the fair baseline on a CPU with bf16 kernels.
 JPEGs of examples/make_fashion_jpeg.py in DIR/train and DIR/test, read with
 torchvision's ImageFolder (PIL decodes them), a random resized crop (scale
 --crop-scale, by default the recipe's) and horizontal flips, the 3-channel
-model with a stride-2 stem; the same optimizer and schedule (pass the
-recipe's --epochs).
+model with a stride-2 stem, and that recipe's optimizer and schedule.
 """
 import argparse
 import gzip
@@ -45,6 +45,7 @@ sys.path.insert(0, os.path.join(ROOT, "examples"))
 from fashion_resnet import FashionResNet  # noqa: E402
 
 DATA = "/usr/share/datasets/fashion-mnist"
+RECIPE = os.path.join(ROOT, "examples", "recipes", "fashion-mnist.yaml")
 RECIPE64 = os.path.join(ROOT, "examples", "recipes", "fashion64.yaml")
 MEAN, STD = 0.2860, 0.3530
 
@@ -86,11 +87,16 @@ def jpeg_folders(folder, crop_scale):
     return train, test
 
 
-def recipe64_crop_scale():
-    """fashion64.yaml's random resized crop: the range of the area kept."""
-    with open(RECIPE64) as f:
-        recipe = yaml.safe_load(f)
-    return recipe["train_data"]["random_resized_crop"]["scale"]
+def read_recipe(path):
+    with open(path) as f:
+        return yaml.safe_load(f)
+
+
+def epochs_of(duration):
+    """A recipe's duration in epochs ("0.5ep"); batches are not read."""
+    if not duration.endswith("ep"):
+        sys.exit(f"eager_fashion.py: {duration!r} is not in epochs")
+    return float(duration.removesuffix("ep"))
 
 
 def decoupled_sgdw_step(optimizer, lr, base_lr, weight_decay):
@@ -132,7 +138,8 @@ def main():
     parser.add_argument("model",
                         help="TorchScript file with the start weights")
     parser.add_argument("--jsonl", required=True)
-    parser.add_argument("--epochs", type=float, default=8)
+    parser.add_argument("--epochs", type=float,
+                        help="default: the recipe's max_duration")
     parser.add_argument("--eval-interval", type=float, default=0.5,
                         help="in epochs")
     parser.add_argument("--target", type=float, default=0.91)
@@ -161,9 +168,12 @@ def main():
 
     if args.folder:
         model = FashionResNet(args.width, in_channels=3, stem_stride=2)
+        recipe = read_recipe(RECIPE64)
         train, test = jpeg_folders(args.folder, tuple(
-            args.crop_scale or recipe64_crop_scale()))
+            args.crop_scale
+            or recipe["train_data"]["random_resized_crop"]["scale"]))
     else:
+        recipe = read_recipe(RECIPE)
         model = FashionResNet(args.width)
         normalize = T.Normalize([MEAN], [STD])
         train = Images("train", args.limit,
@@ -176,12 +186,15 @@ def main():
                               num_workers=1, persistent_workers=True)
     test_loader = DataLoader(test, batch_size=500)
 
-    base_lr, weight_decay = 0.1, 5.0e-5
+    # The recipe's optimizer and warmup, so a retuned recipe is mirrored.
+    epochs = args.epochs or epochs_of(recipe["max_duration"])
+    base_lr = recipe["optimizer"]["lr"]
+    weight_decay = recipe["optimizer"]["weight_decay"]
     optimizer = torch.optim.SGD(model.parameters(), lr=base_lr, momentum=0.9,
                                 nesterov=True)
     per_epoch = len(train_loader)
-    total = round(args.epochs * per_epoch)
-    warmup = round(0.5 * per_epoch)
+    total = round(epochs * per_epoch)
+    warmup = round(epochs_of(recipe["scheduler"]["t_warmup"]) * per_epoch)
     eval_every = max(1, round(args.eval_interval * per_epoch))
 
     step, clock, reached = 0, 0.0, None

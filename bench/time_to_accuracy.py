@@ -37,7 +37,9 @@ reported (the machine's load changes between runs).
 `amp_bf16`), fast (fashion64-fast.yaml on the model from composer-opt
 --composer-channels-last, as the recipe says), eager and eager-bf16 (the
 plain recipe in the eager loop, bench/eager_fashion.py --folder:
-torchvision's ImageFolder and transforms) instead, to 90% by default:
+torchvision's ImageFolder and transforms) and schedule (plain with
+fashion64-fast.yaml's schedule, on the exported model) instead, to 90% by
+default:
 Fashion-MNIST as 64x64 RGB JPEG folders (examples/make_fashion_jpeg.py,
 written to a temporary folder) and the example ResNet for them (3 channels,
 stem stride 2).
@@ -71,10 +73,10 @@ EAGER = os.path.join(ROOT, "bench", "eager_fashion.py")
 HALF_EPOCH = "234ba"
 
 
-def fast_schedule():
+def fast_schedule(fast_recipe):
     """Overrides that give the plain recipe the fast one's precision and
     schedule: its peak learning rate, warmup and duration."""
-    with open(FAST) as f:
+    with open(fast_recipe) as f:
         fast = yaml.safe_load(f)
     return [f"precision={fast['precision']}",
             f"optimizer.lr={fast['optimizer']['lr']}",
@@ -210,10 +212,8 @@ def jpeg_variants(args, tmp):
     extra = [f"threads={args.threads}",
              f"train_data.root={folder}/train",
              f"eval_data.root={folder}/test"]
-    with open(RECIPE64) as f:
-        epochs = yaml.safe_load(f)["max_duration"].removesuffix("ep")
-    # The eager loop takes the recipe's crop itself.
-    eager_extra = ["--folder", folder, "--epochs", epochs]
+    # The eager loop reads the recipe's crop, optimizer and schedule itself.
+    eager_extra = ["--folder", folder]
     return [
         ("plain", lambda: train("plain", model, RECIPE64, extra, tmp,
                                 args.target)),
@@ -221,6 +221,9 @@ def jpeg_variants(args, tmp):
                                args.target)),
         ("eager", lambda: eager(model, tmp, args.target, args.threads,
                                 extra=eager_extra)),
+        ("schedule", lambda: train("schedule", model, RECIPE64,
+                                   extra + fast_schedule(FAST64), tmp,
+                                   args.target)),
         ("eager-bf16", lambda: eager(model, tmp, args.target, args.threads,
                                      bf16=True, extra=eager_extra)),
     ]
@@ -249,7 +252,7 @@ def fashion_variants(args, tmp):
         ("eager-bf16", lambda: eager(model, tmp, args.target,
                                      args.threads, bf16=True)),
         ("schedule", lambda: train("schedule", model, RECIPE,
-                                   threads + fast_schedule(), tmp,
+                                   threads + fast_schedule(FAST), tmp,
                                    args.target)),
         ("algorithms", lambda: train("algorithms", model, RECIPE,
                                      threads + ALGORITHMS, tmp,
