@@ -189,6 +189,31 @@ bool AutocastRewriter::mayHaveBeenLow(Value value) const {
   return isOrCarries(originalLowValues, value);
 }
 
+bool AutocastRewriter::mayBeCalledLow(Value value) const {
+  return isOrCarries(callerDtypeValues, value);
+}
+
+static bool isCastUpWhenLow(Operation *op) {
+  auto generic = dyn_cast_or_null<GenericOp>(op);
+  return generic && generic.isKind(AtenKind::_autocast_to_full_precision);
+}
+
+bool AutocastRewriter::castUpWhenCalledLow(OpOperand &operand,
+                                           Operation *user) {
+  Value value = operand.get();
+  if (!isa<TorchTensorType>(value.getType()) ||
+      isCastUpWhenLow(value.getDefiningOp()))
+    return false;
+  // An integer, fp32 or fp64 tensor passes through unchanged.
+  OpBuilder builder(user);
+  AtenBuilder aten(builder, user->getLoc());
+  operand.set(aten.node(AtenKind::_autocast_to_full_precision,
+                        {value, aten.boolean(device != AutocastDevice::Cpu),
+                         aten.boolean(device != AutocastDevice::Cuda)},
+                        TorchTensorType::get(context)));
+  return true;
+}
+
 void AutocastRewriter::restoreResultDtype(OpOperand &operand, Operation *user) {
   Value value = operand.get();
   if (isa<TorchTensorType>(value.getType())) {
@@ -320,6 +345,7 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
   lowValues.clear();
   maybeLowValues.clear();
   originalLowValues.clear();
+  callerDtypeValues.clear();
   // What the model itself keeps in the low dtype, by known types: a value's
   // own, or the declared type of the state it reads.
   Type lowType = getDtypeType(context, lowDtype);
@@ -340,6 +366,13 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
     ops.push_back(op);
     forEachDefinedValue(op, seedOriginalLow);
   });
+  // A model's tensor inputs of unknown dtype: the caller may pass them low.
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.isExternal())
+      for (BlockArgument arg : func.getArguments())
+        if (auto type = dyn_cast<TorchTensorType>(arg.getType());
+            type && !type.getDtype())
+          callerDtypeValues.insert(arg);
   for (Operation *op : ops) {
     auto generic = dyn_cast<GenericOp>(op);
     const AtenKindInfo *info = lookupAtenKind(op);
@@ -390,6 +423,9 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
       }
       if (low)
         maybeLowValues.insert(op->result_begin(), op->result_end());
+      if (!isa<ToDtypeOp>(op) && !isCastUpWhenLow(op) &&
+          anyInput(op, [&](Value v) { return mayBeCalledLow(v); }))
+        callerDtypeValues.insert(op->result_begin(), op->result_end());
       continue;
     }
     ScalarType target = fp32 ? ScalarType::Float : lowDtype;
@@ -402,9 +438,13 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
         continue;
       // An fp32 op casts only what may be low, as autocast casts only low
       // floats up: fp32 and fp64 operands, and integer ones (targets,
-      // indices), keep their dtype.
-      if (fp32 && !mayBeLow(operand.get()) && !mayHaveBeenLow(operand.get()))
+      // indices), keep their dtype. What the caller decides is cast when
+      // called.
+      if (fp32 && !mayBeLow(operand.get()) && !mayHaveBeenLow(operand.get())) {
+        if (mayBeCalledLow(operand.get()))
+          changed |= castUpWhenCalledLow(operand, op);
         continue;
+      }
       changed |= castOperands(op, MutableArrayRef(operand), target);
     }
     // What the types knew of the old result dtype no longer holds; it is

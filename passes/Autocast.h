@@ -67,6 +67,15 @@ private:
   /// depends on the model's own low values (casts, known dtypes).
   bool mayHaveBeenLow(mlir::Value value) const;
 
+  /// Whether a caller may pass `value` in a low dtype: it is a tensor
+  /// argument of unknown dtype, or depends on one through ops that follow
+  /// their inputs.
+  bool mayBeCalledLow(mlir::Value value) const;
+  /// Casts `operand` of `user`, an fp32 op, up to fp32 at run time where it
+  /// is a float of less precision, as autocast does
+  /// (aten::_autocast_to_full_precision): its dtype is known only when the
+  /// model is called. Returns whether it inserted the cast.
+  bool castUpWhenCalledLow(mlir::OpOperand &operand, mlir::Operation *user);
   /// Whether every use of `value` casts it to the low dtype, directly or
   /// through ops that follow their one float input element by element
   /// (dropout, activations, views): its fp32 precision is never read.
@@ -92,6 +101,8 @@ private:
   llvm::DenseSet<mlir::Value> maybeLowValues;
   /// Values that may have been in the low dtype before the rewrite.
   llvm::DenseSet<mlir::Value> originalLowValues;
+  /// Values whose dtype the caller decides (mayBeCalledLow).
+  llvm::DenseSet<mlir::Value> callerDtypeValues;
 };
 
 } // namespace composer

@@ -94,7 +94,9 @@ module {
 // Generic matmul-like ops, as traced attention and classifiers record them:
 // aten::bmm, aten::addmm and a scripted 3-D convolution run in bf16, all
 // their tensor operands cast (the softmax's fp32 output included: a bmm of
-// fp32 and bf16 fails).
+// fp32 and bf16 fails). The softmax reads a model input, whose dtype is the
+// caller's: it is cast up when called if it is bf16 or fp16, as autocast
+// casts an fp32-list op's input.
 module {
   composer.parameter @fc.weight : !composer.tensor<8x8xf32>
   composer.parameter @fc.bias : !composer.tensor<8xf32>
@@ -122,7 +124,8 @@ module {
 // CHECK: %[[XL:.*]] = composer.to_dtype %[[X]] {{.*}}dtype = #composer.dtype<bf16>
 // CHECK: %[[WTL:.*]] = composer.to_dtype %[[WT]] {{.*}}dtype = #composer.dtype<bf16>
 // CHECK: composer.op "aten::addmm"(%[[BL]], %[[XL]], %[[WTL]],
-// CHECK: %[[S:.*]] = composer.softmax
+// CHECK: %[[QF:.*]] = composer.op "aten::_autocast_to_full_precision"(%[[Q]], %{{.*}}, %{{.*}})
+// CHECK: %[[S:.*]] = composer.softmax %[[QF]]
 // CHECK: %[[SL:.*]] = composer.to_dtype %[[S]] {{.*}}dtype = #composer.dtype<bf16>
 // CHECK: %[[VL:.*]] = composer.to_dtype %[[V]] {{.*}}dtype = #composer.dtype<bf16>
 // CHECK: composer.op "aten::bmm"(%[[SL]], %[[VL]])
@@ -130,7 +133,19 @@ module {
 // CHECK: %[[CWL:.*]] = composer.to_dtype %{{.*}} {{.*}}dtype = #composer.dtype<bf16>
 // CHECK: composer.op "aten::conv3d"(%[[VIDEOL]], %[[CWL]], %{{.*}}) :
 
-// REPORT: remark: composer-mixed-precision: 3 ops given their autocast dtype, 1 skipped
+// The cast up applies to CPU tensors, CUDA tensors or both, as the device.
+// CPU-LABEL: func.func @forward(%arg0: !composer.tensor, %arg1: !composer.tensor, %arg2: !composer.tensor, %arg3: !composer.tensor) -> (!composer.tensor<*xf32>, !composer.tensor<*xf32>, !composer.tensor<*xf32>)
+// CPU: composer.op "aten::addmm"
+// CPU: %[[NO:.*]] = composer.constant(false)
+// CPU-NEXT: %[[YES:.*]] = composer.constant(true)
+// CPU-NEXT: composer.op "aten::_autocast_to_full_precision"(%{{.*}}, %[[NO]], %[[YES]])
+// CUDA-LABEL: func.func @forward(%arg0: !composer.tensor, %arg1: !composer.tensor, %arg2: !composer.tensor, %arg3: !composer.tensor) -> (!composer.tensor<*xf32>, !composer.tensor<*xf32>, !composer.tensor<*xf32>)
+// CUDA: composer.op "aten::addmm"
+// CUDA: %[[YES:.*]] = composer.constant(true)
+// CUDA-NEXT: %[[NO:.*]] = composer.constant(false)
+// CUDA-NEXT: composer.op "aten::_autocast_to_full_precision"(%{{.*}}, %[[YES]], %[[NO]])
+
+// REPORT: remark: composer-mixed-precision: 4 ops given their autocast dtype, 0 skipped
 
 // -----
 
@@ -157,7 +172,7 @@ module {
 // CHECK: %[[EF:.*]] = composer.to_dtype %[[E]] {{.*}}dtype = #composer.dtype<f32>
 // CHECK: return %[[EF]], %[[LIST]]
 
-// REPORT: remark: composer-mixed-precision: 1 ops given their autocast dtype, 1 skipped
+// REPORT: remark: composer-mixed-precision: 2 ops given their autocast dtype, 0 skipped
 
 // -----
 
@@ -212,9 +227,11 @@ module {
 // Ops that follow their inputs but need their float operands in one dtype.
 // index_put_ writes into a bf16 `self` whose dtype is only known at run
 // time: the fp32 values follow it (aten::type_as). lerp of a bf16 and an
-// fp32 tensor runs in fp32, as type promotion would. An fp32 op's integer
-// operand (nll_loss's target) is not cast. Ops whose operands are all fp32
-// (no bf16 value reaches them) are left alone.
+// fp32 tensor runs in fp32, as type promotion would. nll_loss's target, a
+// model input, is the caller's dtype: aten::_autocast_to_full_precision
+// casts it up only if it is a bf16 or fp16 float (an integer target passes
+// as it is). Ops whose operands are all fp32 (no bf16 value reaches them)
+// are left alone.
 module {
   composer.parameter @fc.weight : !composer.tensor<8x8xf32>
   func.func @forward(%x: !composer.tensor, %y: !composer.tensor, %idx: !composer.list<!composer.optional<!composer.tensor>>, %target: !composer.tensor) -> (!composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor) {
@@ -243,10 +260,11 @@ module {
 // CHECK: composer.op "aten::lerp"(%[[Y]], %[[RF]],
 // CHECK: %[[RF2:.*]] = composer.to_dtype %[[R]] {{.*}}dtype = #composer.dtype<f32>
 // CHECK: %[[LS:.*]] = composer.op "aten::log_softmax"(%[[RF2]],
-// CHECK: composer.op "aten::nll_loss"(%[[LS]], %[[T]],
+// CHECK: %[[TF:.*]] = composer.op "aten::_autocast_to_full_precision"(%[[T]], %{{.*}}, %{{.*}})
+// CHECK: composer.op "aten::nll_loss"(%[[LS]], %[[TF]],
 // CHECK: composer.op "aten::lerp"(%[[X]], %[[Y]],
 
-// REPORT: remark: composer-mixed-precision: 4 ops given their autocast dtype, 1 skipped
+// REPORT: remark: composer-mixed-precision: 5 ops given their autocast dtype, 0 skipped
 
 // -----
 
