@@ -80,6 +80,17 @@ bool anyInput(Operation *op, function_ref<bool(Value)> predicate) {
   return false;
 }
 
+/// Whether `value` is known to be an fp32 tensor of rank 1 or more, by its
+/// type or by the declared type of the state it reads.
+bool isDimensionedFp32(Value value, SymbolTableCollection &symbolTables) {
+  auto isIt = [](TorchTensorType type) {
+    return type && type.getDtype() && type.getDtype().isF32() &&
+           type.getHasRank() && type.getRank() > 0;
+  };
+  return isIt(dyn_cast<TorchTensorType>(value.getType())) ||
+         isIt(getDeclaredStateType(value, symbolTables));
+}
+
 bool isKnownNonFloat(Value value) {
   auto type = dyn_cast<TorchTensorType>(value.getType());
   return type && type.getDtype() && !isa<FloatType>(type.getDtype());
@@ -423,8 +434,17 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
       }
       if (low)
         maybeLowValues.insert(op->result_begin(), op->result_end());
+      // An fp32 tensor with dimensions among the operands decides the
+      // result's dtype (type promotion; an embedding's weight), whatever
+      // the caller passes; an in-place op's result has its self's dtype.
+      ValueRange deciding = op->getOperands();
+      if (inplace && !deciding.empty())
+        deciding = deciding.take_front();
       if (!isa<ToDtypeOp>(op) && !isCastUpWhenLow(op) &&
-          anyInput(op, [&](Value v) { return mayBeCalledLow(v); }))
+          anyInput(op, [&](Value v) { return mayBeCalledLow(v); }) &&
+          llvm::none_of(deciding, [&](Value v) {
+            return isDimensionedFp32(v, symbolTables);
+          }))
         callerDtypeValues.insert(op->result_begin(), op->result_end());
       continue;
     }

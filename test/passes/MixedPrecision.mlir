@@ -495,3 +495,39 @@ module {
 // CHECK-NEXT: composer.layer_norm %[[X32]], %[[W32F]],
 
 // REPORT: remark: composer-mixed-precision: 1 ops given their autocast dtype, 1 skipped
+
+// -----
+
+// What an fp32 tensor with dimensions decides is not the caller's: an
+// embedding's rows have its fp32 weight's dtype, and an input times an fp32
+// parameter is fp32 by type promotion, so the layer norms after them get no
+// cast. A layer norm after an input times a number does.
+module {
+  composer.parameter @emb.weight : !composer.tensor<10x8xf32>
+  composer.parameter @scale : !composer.tensor<8xf32>
+  func.func @forward(%ids: !composer.tensor, %x: !composer.tensor) -> (!composer.tensor, !composer.tensor, !composer.tensor) {
+    %none = composer.constant(none) : !composer.none
+    %false = composer.constant(false) : !composer.bool
+    %neg = composer.constant(-1) : !composer.int
+    %two = composer.constant(2.000000e+00) : !composer.float
+    %w = composer.get_param @emb.weight : !composer.tensor
+    %e = composer.op "aten::embedding"(%w, %ids, %neg, %false, %false) : (!composer.tensor, !composer.tensor, !composer.int, !composer.bool, !composer.bool) -> !composer.tensor
+    %ne = composer.layer_norm %e, %none, %none {cudnn_enable = true, eps = 1.000000e-05 : f64, normalized_shape = array<i64: 8>} : (!composer.tensor, !composer.none, !composer.none) -> !composer.tensor
+    %s = composer.get_param @scale : !composer.tensor
+    %xs = composer.op "aten::mul"(%x, %s) : (!composer.tensor, !composer.tensor) -> !composer.tensor
+    %nxs = composer.layer_norm %xs, %none, %none {cudnn_enable = true, eps = 1.000000e-05 : f64, normalized_shape = array<i64: 8>} : (!composer.tensor, !composer.none, !composer.none) -> !composer.tensor
+    %x2 = composer.op "aten::mul"(%x, %two) : (!composer.tensor, !composer.float) -> !composer.tensor
+    %nx2 = composer.layer_norm %x2, %none, %none {cudnn_enable = true, eps = 1.000000e-05 : f64, normalized_shape = array<i64: 8>} : (!composer.tensor, !composer.none, !composer.none) -> !composer.tensor
+    return %ne, %nxs, %nx2 : !composer.tensor, !composer.tensor, !composer.tensor
+  }
+}
+// CHECK-LABEL: composer.parameter @emb.weight
+// CHECK: %[[E:.*]] = composer.op "aten::embedding"
+// CHECK-NEXT: composer.layer_norm %[[E]],
+// CHECK: %[[XS:.*]] = composer.op "aten::mul"
+// CHECK-NEXT: composer.layer_norm %[[XS]],
+// CHECK: %[[X2:.*]] = composer.op "aten::mul"
+// CHECK: %[[X2F:.*]] = composer.op "aten::_autocast_to_full_precision"(%[[X2]],
+// CHECK-NEXT: composer.layer_norm %[[X2F]],
+
+// REPORT: remark: composer-mixed-precision: 1 ops given their autocast dtype, 2 skipped
