@@ -69,7 +69,7 @@ private:
 
   /// Whether a caller may pass `value` in a low dtype: it is a tensor
   /// argument of unknown dtype, or depends on one through ops that follow
-  /// their inputs.
+  /// their inputs and read no fp32 tensor with dimensions.
   bool mayBeCalledLow(mlir::Value value) const;
   /// Casts `operand` of `user`, an fp32 op, up to fp32 at run time where it
   /// is a float of less precision, as autocast does
