@@ -377,12 +377,20 @@ void AutocastRewriter::run(ModuleOp module, SiteReport &report,
     ops.push_back(op);
     forEachDefinedValue(op, seedOriginalLow);
   });
-  // A model's tensor inputs of unknown dtype: the caller may pass them low.
+  // A model's tensor inputs of unknown dtype, or of a 16-bit float other
+  // than the low dtype (an fp16 input under bf16): autocast casts them up
+  // at an fp32 op when called low. Inputs in the low dtype are the model's
+  // own low values, seeded above.
+  auto mayBeCallerLow = [&](TorchTensorType type) {
+    auto floatType = dyn_cast_or_null<FloatType>(type.getDtype());
+    return !type.getDtype() ||
+           (floatType && floatType.getWidth() < 32 && floatType != lowType);
+  };
   for (auto func : module.getOps<func::FuncOp>())
     if (!func.isExternal())
       for (BlockArgument arg : func.getArguments())
         if (auto type = dyn_cast<TorchTensorType>(arg.getType());
-            type && !type.getDtype())
+            type && mayBeCallerLow(type))
           callerDtypeValues.insert(arg);
   for (Operation *op : ops) {
     auto generic = dyn_cast<GenericOp>(op);

@@ -68,8 +68,9 @@ private:
   bool mayHaveBeenLow(mlir::Value value) const;
 
   /// Whether a caller may pass `value` in a low dtype: it is a tensor
-  /// argument of unknown dtype, or depends on one through ops that follow
-  /// their inputs and read no fp32 tensor with dimensions.
+  /// argument of unknown dtype (or a 16-bit float other than the low one),
+  /// or depends on one through ops that follow their inputs and read no
+  /// fp32 tensor with dimensions.
   bool mayBeCalledLow(mlir::Value value) const;
   /// Casts `operand` of `user`, an fp32 op, up to fp32 at run time where it
   /// is a float of less precision, as autocast does

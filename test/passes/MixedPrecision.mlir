@@ -501,11 +501,12 @@ module {
 // What an fp32 tensor with dimensions decides is not the caller's: an
 // embedding's rows have its fp32 weight's dtype, and an input times an fp32
 // parameter is fp32 by type promotion, so the layer norms after them get no
-// cast. A layer norm after an input times a number does.
+// cast. A layer norm after an input times a number does, and so does a
+// softmax of an fp16 input under bf16.
 module {
   composer.parameter @emb.weight : !composer.tensor<10x8xf32>
   composer.parameter @scale : !composer.tensor<8xf32>
-  func.func @forward(%ids: !composer.tensor, %x: !composer.tensor) -> (!composer.tensor, !composer.tensor, !composer.tensor) {
+  func.func @forward(%ids: !composer.tensor, %x: !composer.tensor, %h16: !composer.tensor<2x8xf16>) -> (!composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor) {
     %none = composer.constant(none) : !composer.none
     %false = composer.constant(false) : !composer.bool
     %neg = composer.constant(-1) : !composer.int
@@ -518,7 +519,8 @@ module {
     %nxs = composer.layer_norm %xs, %none, %none {cudnn_enable = true, eps = 1.000000e-05 : f64, normalized_shape = array<i64: 8>} : (!composer.tensor, !composer.none, !composer.none) -> !composer.tensor
     %x2 = composer.op "aten::mul"(%x, %two) : (!composer.tensor, !composer.float) -> !composer.tensor
     %nx2 = composer.layer_norm %x2, %none, %none {cudnn_enable = true, eps = 1.000000e-05 : f64, normalized_shape = array<i64: 8>} : (!composer.tensor, !composer.none, !composer.none) -> !composer.tensor
-    return %ne, %nxs, %nx2 : !composer.tensor, !composer.tensor, !composer.tensor
+    %s16 = composer.softmax %h16 {dim = -1 : i64} : (!composer.tensor<2x8xf16>) -> !composer.tensor
+    return %ne, %nxs, %nx2, %s16 : !composer.tensor, !composer.tensor, !composer.tensor, !composer.tensor
   }
 }
 // CHECK-LABEL: composer.parameter @emb.weight
@@ -529,5 +531,7 @@ module {
 // CHECK: %[[X2:.*]] = composer.op "aten::mul"
 // CHECK: %[[X2F:.*]] = composer.op "aten::_autocast_to_full_precision"(%[[X2]],
 // CHECK-NEXT: composer.layer_norm %[[X2F]],
+// CHECK: %[[H16F:.*]] = composer.op "aten::_autocast_to_full_precision"(%arg2,
+// CHECK-NEXT: composer.softmax %[[H16F]]
 
-// REPORT: remark: composer-mixed-precision: 1 ops given their autocast dtype, 2 skipped
+// REPORT: remark: composer-mixed-precision: 2 ops given their autocast dtype, 2 skipped
