@@ -107,8 +107,10 @@ def wait_for_step(path, step, process, deadline):
             sys.exit(f"the run ended (status {process.returncode}) "
                      f"before step {step}")
         if os.path.exists(path):
+            # A line without its newline may still be being written.
             with open(path) as f:
-                steps = [json.loads(l).get("step", 0) for l in f if l.strip()]
+                steps = [json.loads(l).get("step", 0) for l in f
+                         if l.endswith("\n") and l.strip()]
             if steps and max(steps) >= step:
                 return max(steps)
         time.sleep(0.002)
