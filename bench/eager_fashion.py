@@ -21,9 +21,10 @@ bench/train_metrics.py reads both, and prints the time to the target.
 a user turns bf16 on: the fair baseline on a CPU with bf16 kernels.
 --folder DIR trains examples/recipes/fashion64.yaml instead: the 64x64 RGB
 JPEGs of examples/make_fashion_jpeg.py in DIR/train and DIR/test, read with
-torchvision's ImageFolder (PIL decodes them), a random resized crop (scale
---crop-scale, by default the recipe's) and horizontal flips, the 3-channel
-model with a stride-2 stem, and that recipe's optimizer and schedule.
+torchvision's ImageFolder (PIL decodes them), that recipe's augmentations
+(random resized crop, its scale replaced by --crop-scale; random crop with
+padding; horizontal flip), the 3-channel model with a stride-2 stem, and
+that recipe's optimizer and schedule.
 """
 import argparse
 import gzip
@@ -76,12 +77,27 @@ class Images(Dataset):
         return self.transform(image), self.labels[i]
 
 
-def jpeg_folders(folder, crop_scale):
+def augmentations(train_data, crop_scale):
+    """The recipe's training augmentations as torchvision transforms: its
+    random resized crop (at `crop_scale` when given), random crop with zero
+    padding and horizontal flip, each where the recipe has it."""
+    steps = []
+    crop = train_data.get("random_resized_crop")
+    if crop_scale or crop:
+        steps.append(T.RandomResizedCrop(
+            64, scale=tuple(crop_scale or crop["scale"])))
+    if train_data.get("random_crop_padding"):
+        steps.append(T.RandomCrop(64, padding=train_data["random_crop_padding"]))
+    if train_data.get("horizontal_flip"):
+        steps.append(T.RandomHorizontalFlip())
+    return steps
+
+
+def jpeg_folders(folder, train_data, crop_scale):
     """fashion64.yaml's training and test data: JPEGs in class folders."""
     normalize = T.Normalize([MEAN] * 3, [STD] * 3)
-    train = ImageFolder(os.path.join(folder, "train"), T.Compose([
-        T.RandomResizedCrop(64, scale=crop_scale), T.RandomHorizontalFlip(),
-        T.ToTensor(), normalize]))
+    train = ImageFolder(os.path.join(folder, "train"), T.Compose(
+        augmentations(train_data, crop_scale) + [T.ToTensor(), normalize]))
     test = ImageFolder(os.path.join(folder, "test"),
                        T.Compose([T.ToTensor(), normalize]))
     return train, test
@@ -156,8 +172,9 @@ def main():
                         "FOLDER/train and FOLDER/test")
     parser.add_argument("--crop-scale", type=float, nargs=2,
                         metavar=("LO", "HI"),
-                        help="--folder: the random resized crop's area "
-                        "range (default: fashion64.yaml's)")
+                        help="--folder: a random resized crop of this "
+                        "area range (default: fashion64.yaml's, if it has "
+                        "one)")
     parser.add_argument("--threads", type=int,
                         default=int(os.environ.get("OMP_NUM_THREADS", "2")))
     args = parser.parse_args()
@@ -169,9 +186,8 @@ def main():
     if args.folder:
         model = FashionResNet(args.width, in_channels=3, stem_stride=2)
         recipe = read_recipe(RECIPE64)
-        train, test = jpeg_folders(args.folder, tuple(
-            args.crop_scale
-            or recipe["train_data"]["random_resized_crop"]["scale"]))
+        train, test = jpeg_folders(args.folder, recipe["train_data"],
+                                   args.crop_scale)
     else:
         recipe = read_recipe(RECIPE)
         model = FashionResNet(args.width)

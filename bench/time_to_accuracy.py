@@ -31,7 +31,9 @@ Each --target gets its table, all from the same runs.
               channels-last) first, then the plain recipe.
 Evaluation runs every half epoch (234 batches of 128). The variants run one
 after another; with --repeat N, N rounds of them, and the medians are
-reported (the machine's load changes between runs).
+reported (the machine's load changes between runs). With --seed-per-round,
+round r trains every variant with seed 17 + r (the recipes' seed is 17), so
+the medians are over seeds too, not over one seed's epochs.
 
 --data fashion64 runs plain (examples/recipes/fashion64.yaml, already
 `amp_bf16`), fast (fashion64-fast.yaml on the model from composer-opt
@@ -68,6 +70,8 @@ FAST = os.path.join(ROOT, "examples", "recipes", "fashion-mnist-fast.yaml")
 RECIPE64 = os.path.join(ROOT, "examples", "recipes", "fashion64.yaml")
 FAST64 = os.path.join(ROOT, "examples", "recipes", "fashion64-fast.yaml")
 EAGER = os.path.join(ROOT, "bench", "eager_fashion.py")
+# The recipes' seed, and bench/eager_fashion.py's default.
+SEED = 17
 # Half an epoch of 60,000 images in batches of 128 (the last partial batch
 # is dropped). An interval in epochs counts whole epochs only.
 HALF_EPOCH = "234ba"
@@ -115,7 +119,7 @@ def accuracies(jsonl, targets):
     return reached, final, max(clock.values())
 
 
-def train(name, model, recipe, extra, tmp, targets):
+def train(name, model, recipe, extra, tmp, targets, seed=SEED):
     folder = os.path.join(tmp, name)
     jsonl = os.path.join(folder, "metrics.jsonl")
     if os.path.exists(jsonl):
@@ -124,18 +128,32 @@ def train(name, model, recipe, extra, tmp, targets):
                     f"loggers.jsonl={jsonl}", "loggers.tensorboard=",
                     "loggers.progress_bar=false",
                     f"eval_interval={HALF_EPOCH}",
-                    "callbacks.speed_monitor.window_size=50"] + extra,
+                    "callbacks.speed_monitor.window_size=50",
+                    f"seed={seed}"] + extra,
                    check=True, stdout=subprocess.DEVNULL)
     return accuracies(jsonl, targets)
 
 
-def eager(model, tmp, targets, threads, bf16=False, extra=()):
+def eager(model, tmp, targets, threads, extra, seed):
     jsonl = os.path.join(tmp, "eager.jsonl")
     subprocess.run([sys.executable, EAGER, model, "--jsonl", jsonl,
-                    "--target", str(targets[0]), "--threads", str(threads)] +
-                   (["--bf16"] if bf16 else []) + list(extra),
+                    "--target", str(targets[0]), "--threads", str(threads),
+                    "--seed", str(seed)] + extra,
                    check=True, stdout=subprocess.DEVNULL)
     return accuracies(jsonl, targets)
+
+
+def runners(args, tmp):
+    """Makers of a variant's run: each returns a function of the round's
+    seed, for composer-train and for the eager loop."""
+    def run(name, model, recipe, extra):
+        return lambda seed: train(name, model, recipe, extra, tmp,
+                                  args.target, seed)
+
+    def run_eager(model, extra):
+        return lambda seed: eager(model, tmp, args.target, args.threads,
+                                  extra, seed)
+    return run, run_eager
 
 
 def ratio(base, time):
@@ -155,6 +173,8 @@ def main():
                         help="run only these variants (repeatable)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="rounds of the variants; medians are reported")
+    parser.add_argument("--seed-per-round", action="store_true",
+                        help="round r trains with seed 17 + r")
     parser.add_argument("--threads", type=int,
                         default=int(os.environ.get("OMP_NUM_THREADS", "2")))
     parser.add_argument("--precision", action="store_true",
@@ -180,14 +200,15 @@ def main():
         variants = [v for v in variants if not args.only or v[0] in args.only]
         runs = {name: [] for name, _ in variants}
         for round in range(args.repeat):
+            seed = SEED + round if args.seed_per_round else SEED
             for name, run in variants:
-                runs[name].append(run())
+                runs[name].append(run(seed))
                 reached, final, total = runs[name][-1]
                 when = ", ".join(
                     f"{target:.1%} " + ("not reached" if time is None
                                         else f"at {time:.1f} s")
                     for target, time in reached.items())
-                print(f"round {round + 1}: {name}: {when}"
+                print(f"round {round + 1} (seed {seed}): {name}: {when}"
                       f", final accuracy {final:.4f}, {total:.1f} s of "
                       "training", file=sys.stderr, flush=True)
     for target in args.target:
@@ -214,18 +235,14 @@ def jpeg_variants(args, tmp):
              f"eval_data.root={folder}/test"]
     # The eager loop reads the recipe's crop, optimizer and schedule itself.
     eager_extra = ["--folder", folder]
+    run, run_eager = runners(args, tmp)
     return [
-        ("plain", lambda: train("plain", model, RECIPE64, extra, tmp,
-                                args.target)),
-        ("fast", lambda: train("fast", channels_last, FAST64, extra, tmp,
-                               args.target)),
-        ("eager", lambda: eager(model, tmp, args.target, args.threads,
-                                extra=eager_extra)),
-        ("schedule", lambda: train("schedule", model, RECIPE64,
-                                   extra + fast_schedule(FAST64), tmp,
-                                   args.target)),
-        ("eager-bf16", lambda: eager(model, tmp, args.target, args.threads,
-                                     bf16=True, extra=eager_extra)),
+        ("plain", run("plain", model, RECIPE64, extra)),
+        ("fast", run("fast", channels_last, FAST64, extra)),
+        ("eager", run_eager(model, eager_extra)),
+        ("schedule", run("schedule", model, RECIPE64,
+                         extra + fast_schedule(FAST64))),
+        ("eager-bf16", run_eager(model, eager_extra + ["--bf16"])),
     ]
 
 
@@ -240,30 +257,20 @@ def fashion_variants(args, tmp):
         subprocess.run([OPT, model, "--composer-mild", "-o", mild],
                        check=True, stderr=subprocess.DEVNULL)
     threads = [f"threads={args.threads}"]
-    variants = [
-        ("plain", lambda: train("plain", model, RECIPE, threads, tmp,
-                                args.target)),
-        ("fast", lambda: train("fast", model, FAST, threads, tmp,
-                               args.target)),
-        ("eager", lambda: eager(model, tmp, args.target, args.threads)),
-        ("plain-bf16", lambda: train("plain-bf16", model, RECIPE,
-                                     threads + ["precision=amp_bf16"],
-                                     tmp, args.target)),
-        ("eager-bf16", lambda: eager(model, tmp, args.target,
-                                     args.threads, bf16=True)),
-        ("schedule", lambda: train("schedule", model, RECIPE,
-                                   threads + fast_schedule(FAST), tmp,
-                                   args.target)),
-        ("algorithms", lambda: train("algorithms", model, RECIPE,
-                                     threads + ALGORITHMS, tmp,
-                                     args.target)),
-        ("smoothing", lambda: train("smoothing", model, RECIPE,
-                                    threads + SMOOTHING, tmp,
-                                    args.target)),
-        ("mild", lambda: train("mild", mild, RECIPE, threads, tmp,
-                               args.target)),
+    run, run_eager = runners(args, tmp)
+    return [
+        ("plain", run("plain", model, RECIPE, threads)),
+        ("fast", run("fast", model, FAST, threads)),
+        ("eager", run_eager(model, [])),
+        ("plain-bf16", run("plain-bf16", model, RECIPE,
+                           threads + ["precision=amp_bf16"])),
+        ("eager-bf16", run_eager(model, ["--bf16"])),
+        ("schedule", run("schedule", model, RECIPE,
+                         threads + fast_schedule(FAST))),
+        ("algorithms", run("algorithms", model, RECIPE, threads + ALGORITHMS)),
+        ("smoothing", run("smoothing", model, RECIPE, threads + SMOOTHING)),
+        ("mild", run("mild", mild, RECIPE, threads)),
     ]
-    return variants
 
 
 def report(args, variants, runs, target):
