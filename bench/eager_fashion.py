@@ -86,8 +86,9 @@ def augmentations(train_data, crop_scale):
     if crop_scale or crop:
         steps.append(T.RandomResizedCrop(
             64, scale=tuple(crop_scale or crop["scale"])))
-    if train_data.get("random_crop_padding"):
-        steps.append(T.RandomCrop(64, padding=train_data["random_crop_padding"]))
+    padding = train_data.get("random_crop_padding")
+    if padding:
+        steps.append(T.RandomCrop(64, padding=padding))
     if train_data.get("horizontal_flip"):
         steps.append(T.RandomHorizontalFlip())
     return steps

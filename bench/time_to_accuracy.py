@@ -233,7 +233,8 @@ def jpeg_variants(args, tmp):
     extra = [f"threads={args.threads}",
              f"train_data.root={folder}/train",
              f"eval_data.root={folder}/test"]
-    # The eager loop reads the recipe's crop, optimizer and schedule itself.
+    # The eager loop reads the recipe's augmentations, optimizer and
+    # schedule itself.
     eager_extra = ["--folder", folder]
     run, run_eager = runners(args, tmp)
     return [
