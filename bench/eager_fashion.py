@@ -11,7 +11,8 @@ crop with 2 pixels of zero padding and horizontal flips in one loader
 worker, Composer's DecoupledSGDW with Nesterov momentum, linear warmup then
 cosine decay per batch, evaluation every half epoch) in an eager training
 loop with torch.utils.data and torchvision's transforms. The learning rate,
-weight decay, warmup and number of epochs are read from the recipe.
+weight decay, warmup, number of epochs and augmentations are read from the
+recipe.
 The starting weights are read from `model` (the TorchScript file
 composer-train trains), so both start from the same point. Writes JSONL
 rows with the keys composer-train's logger uses ("wall_clock/train": the
@@ -77,18 +78,19 @@ class Images(Dataset):
         return self.transform(image), self.labels[i]
 
 
-def augmentations(train_data, crop_scale):
-    """The recipe's training augmentations as torchvision transforms: its
-    random resized crop (at `crop_scale` when given), random crop with zero
-    padding and horizontal flip, each where the recipe has it."""
+def augmentations(train_data, size, crop_scale=None):
+    """The recipe's training augmentations for `size` x `size` images as
+    torchvision transforms: its random resized crop (at `crop_scale` when
+    given), random crop with zero padding and horizontal flip, each where
+    the recipe has it."""
     steps = []
     crop = train_data.get("random_resized_crop")
     if crop_scale or crop:
         steps.append(T.RandomResizedCrop(
-            64, scale=tuple(crop_scale or crop["scale"])))
+            size, scale=tuple(crop_scale or crop["scale"])))
     padding = train_data.get("random_crop_padding")
     if padding:
-        steps.append(T.RandomCrop(64, padding=padding))
+        steps.append(T.RandomCrop(size, padding=padding))
     if train_data.get("horizontal_flip"):
         steps.append(T.RandomHorizontalFlip())
     return steps
@@ -98,7 +100,8 @@ def jpeg_folders(folder, train_data, crop_scale):
     """fashion64.yaml's training and test data: JPEGs in class folders."""
     normalize = T.Normalize([MEAN] * 3, [STD] * 3)
     train = ImageFolder(os.path.join(folder, "train"), T.Compose(
-        augmentations(train_data, crop_scale) + [T.ToTensor(), normalize]))
+        augmentations(train_data, 64, crop_scale) +
+        [T.ToTensor(), normalize]))
     test = ImageFolder(os.path.join(folder, "test"),
                        T.Compose([T.ToTensor(), normalize]))
     return train, test
@@ -193,9 +196,8 @@ def main():
         recipe = read_recipe(RECIPE)
         model = FashionResNet(args.width)
         normalize = T.Normalize([MEAN], [STD])
-        train = Images("train", args.limit,
-                       T.Compose([T.RandomCrop(28, padding=2),
-                                  T.RandomHorizontalFlip(), normalize]))
+        train = Images("train", args.limit, T.Compose(
+            augmentations(recipe["train_data"], 28) + [normalize]))
         test = Images("t10k", args.eval_limit, normalize)
     load_weights(model, args.model)
     model.train()

@@ -119,7 +119,7 @@ def accuracies(jsonl, targets):
     return reached, final, max(clock.values())
 
 
-def train(name, model, recipe, extra, tmp, targets, seed=SEED):
+def train(name, model, recipe, extra, tmp, targets, seed):
     folder = os.path.join(tmp, name)
     jsonl = os.path.join(folder, "metrics.jsonl")
     if os.path.exists(jsonl):
