@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Time to 91% Fashion-MNIST test accuracy with composer-train.
 
-Run from the repository root after building (about 25 minutes on 2 cores):
+Run from the repository root after building (about 30 minutes on 2 cores):
     OMP_NUM_THREADS=2 /usr/bin/python3 bench/time_to_accuracy.py
         [--target 0.91] [--only plain --only fast --only eager] [--repeat N]
     OMP_NUM_THREADS=2 /usr/bin/python3 bench/time_to_accuracy.py --precision
