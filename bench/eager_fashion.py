@@ -6,12 +6,13 @@
         [--folder DIR [--crop-scale LO HI]]
 
 The baseline composer-train is measured against in bench/time_to_accuracy.py:
-examples/recipes/fashion-mnist.yaml (the example ResNet, batch 128, random
-crop with 2 pixels of zero padding and horizontal flips in one loader
-worker, Composer's DecoupledSGDW with Nesterov momentum, linear warmup then
-cosine decay per batch, evaluation every half epoch) in an eager training
-loop with torch.utils.data and torchvision's transforms. The learning rate,
-weight decay, warmup, number of epochs and augmentations are read from the
+examples/recipes/fashion-mnist.yaml (the example ResNet, batch 128, the
+recipe's augmentations in one loader worker, Composer's DecoupledSGDW with
+Nesterov momentum, linear warmup then cosine decay per batch, evaluation
+every half epoch) in an eager training loop with torch.utils.data and
+torchvision's transforms. The learning rate, weight decay, warmup, number
+of epochs and augmentations (random resized crop, random crop with zero
+padding, horizontal flip, each where the recipe has one) are read from the
 recipe.
 The starting weights are read from `model` (the TorchScript file
 composer-train trains), so both start from the same point. Writes JSONL
@@ -23,9 +24,9 @@ a user turns bf16 on: the fair baseline on a CPU with bf16 kernels.
 --folder DIR trains examples/recipes/fashion64.yaml instead: the 64x64 RGB
 JPEGs of examples/make_fashion_jpeg.py in DIR/train and DIR/test, read with
 torchvision's ImageFolder (PIL decodes them), that recipe's augmentations
-(random resized crop, its scale replaced by --crop-scale; random crop with
-padding; horizontal flip), the 3-channel model with a stride-2 stem, and
-that recipe's optimizer and schedule.
+(a random resized crop's scale replaced by --crop-scale, which also adds
+one where the recipe has none), the 3-channel model with a stride-2 stem,
+and that recipe's optimizer and schedule.
 """
 import argparse
 import gzip
