@@ -36,6 +36,12 @@ const char *eventName(Event event) {
     EVENT(EvalBatchEnd, "EVAL_BATCH_END")
     EVENT(EvalEnd, "EVAL_END")
     EVENT(FitEnd, "FIT_END")
+    EVENT(PredictStart, "PREDICT_START")
+    EVENT(PredictBatchStart, "PREDICT_BATCH_START")
+    EVENT(PredictBeforeForward, "PREDICT_BEFORE_FORWARD")
+    EVENT(PredictAfterForward, "PREDICT_AFTER_FORWARD")
+    EVENT(PredictBatchEnd, "PREDICT_BATCH_END")
+    EVENT(PredictEnd, "PREDICT_END")
 #undef EVENT
   }
   return "UNKNOWN";

@@ -42,6 +42,8 @@ void installInterruptHandlers() {
 
 int interruptSignal() { return received.load(); }
 
+void clearInterruptSignal() { received.store(0); }
+
 std::string signalName(int signal) {
   switch (signal) {
   case SIGINT:

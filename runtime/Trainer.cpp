@@ -67,7 +67,7 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
   if (config_.trainLoader->batchesPerEpoch() <= 0)
     throw std::invalid_argument(
         "the training data gives no batch (" +
-        std::to_string(config_.trainLoader->dataset().size()) + " samples)");
+        std::to_string(config_.trainLoader->datasetSize()) + " samples)");
   if (config_.maxDuration.unit == TimeUnit::Duration)
     throw std::invalid_argument("max_duration cannot be in 'dur'");
   if (config_.scaleScheduleRatio <= 0)
@@ -94,22 +94,23 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
   if (communicator) {
     state_.rank = communicator->rank();
     state_.worldSize = communicator->worldSize();
-    const DataLoaderOptions &options = config_.trainLoader->options();
-    if (options.rank != state_.rank || options.worldSize != state_.worldSize)
+    auto shard = config_.trainLoader->shardedFor();
+    if (shard && (shard->first != state_.rank ||
+                  shard->second != state_.worldSize))
       throw std::invalid_argument("the training data is sharded for rank " +
-                                  std::to_string(options.rank) + " of " +
-                                  std::to_string(options.worldSize) +
+                                  std::to_string(shard->first) + " of " +
+                                  std::to_string(shard->second) +
                                   ", this process is rank " +
                                   std::to_string(state_.rank) + " of " +
                                   std::to_string(state_.worldSize));
   }
 
-  const DataLoader &loader = *config_.trainLoader;
+  const BatchLoader &loader = *config_.trainLoader;
   state_.time.batchesPerEpoch = loader.batchesPerEpoch();
   // Samples and tokens count the whole group's.
   state_.time.samplesPerEpoch = loader.samplesPerEpoch() * state_.worldSize;
   state_.time.tokensPerEpoch =
-      state_.time.samplesPerEpoch * loader.dataset().spec().tokensPerSample();
+      state_.time.samplesPerEpoch * loader.spec().tokensPerSample();
   state_.time.maxDuration = config_.maxDuration * config_.scaleScheduleRatio;
 
   std::vector<torch::Tensor> trainable;
@@ -170,7 +171,7 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
   state_.communicator = communicator;
   state_.trainLoader = config_.trainLoader.get();
   state_.lossFunction = config_.loss;
-  const SampleSpec &spec = config_.trainLoader->dataset().spec();
+  const SampleSpec &spec = config_.trainLoader->spec();
   state_.modelCall = config_.modelCall;
   state_.modelCall.bind(spec);
   for (const auto &algorithm : config_.algorithms)
@@ -232,7 +233,7 @@ Trainer::~Trainer() {
     setUnitGatherer(nullptr);
 }
 
-Batch Trainer::onDevice(Batch batch, const DataLoader &loader) const {
+Batch Trainer::onDevice(Batch batch, const BatchLoader &loader) const {
   return loader.toDevice(std::move(batch), config_.device);
 }
 
@@ -596,10 +597,14 @@ void Trainer::evaluateDue(bool epochBoundary, bool all) {
 }
 
 void Trainer::fit() {
-  restore();
+  if (!started_) {
+    started_ = true;
+    restore();
+    logHyperparameters();
+  }
   fire(Event::FitStart);
   Timestamp &now = state_.timestamp;
-  DataLoader &loader = *config_.trainLoader;
+  BatchLoader &loader = *config_.trainLoader;
   while (!state_.time.reached(now, state_.time.maxDuration) &&
          !state_.stopRequested) {
     if (now.batchInEpoch == 0)
@@ -617,7 +622,7 @@ void Trainer::fit() {
       loadedSamples_ = state_.batch.size();
       state_.batchTokens =
           loadedSamples_ *
-          config_.trainLoader->dataset().spec().tokensPerSample();
+          config_.trainLoader->spec().tokensPerSample();
       step_->selectBatch();
       fire(Event::AfterDataloader);
       trainBatch(std::move(state_.batch));
@@ -676,7 +681,7 @@ EvalResult Trainer::evaluate(Evaluator &evaluator) {
   {
     torch::NoGradGuard noGrad;
     AutocastGuard autocast(config_.precision, config_.device);
-    DataLoader &loader = *evaluator.loader;
+    BatchLoader &loader = *evaluator.loader;
     loader.startEpoch(0);
     int64_t batches = 0;
     while (evaluator.subsetNumBatches == 0 ||

@@ -27,6 +27,7 @@
 #include "composer/Runtime/Distributed.h"
 
 #include <cmath>
+#include <iostream>
 #include <map>
 #include <stdexcept>
 
@@ -228,9 +229,16 @@ private:
       else if (hasSuffix(name, "num_batches_tracked"))
         counters.push_back(buffer);
     }
-    int64_t batches = state.time.batchesPerEpoch;
-    if (statistics.empty() || !state.trainLoader || batches <= 0)
+    if (statistics.empty() || !state.trainLoader)
       return;
+    BatchLoader &loader = *state.trainLoader;
+    if (!loader.readAgain(state.timestamp.epoch)) {
+      std::cerr << "composer-train: warning: swa cannot recompute batch-norm "
+                   "statistics: the training data's loader cannot read an "
+                   "epoch again; the averaged model keeps the statistics "
+                   "of the last model it averaged\n";
+      return;
+    }
     // Each batch reaches forward as training batches do (ModelCall).
     const Batch trainingBatch = state.batch;
     auto forward = [&](const Batch &batch, double fill) {
@@ -246,11 +254,13 @@ private:
     // The share 1 - m of the old statistic each forward keeps, probed on the
     // first batch twice, with the same random numbers both times.
     std::vector<torch::Tensor> kept;
-    int64_t epoch = state.timestamp.epoch;
-    for (int64_t index = 0; index < batches; ++index) {
-      const DataLoader &loader = *state.trainLoader;
-      Batch batch =
-          loader.toDevice(loader.makeBatch(epoch, index), state.device);
+    int64_t batches = 0;
+    for (int64_t index = 0;; ++index) {
+      std::optional<Batch> read = loader.readAgainNext();
+      if (!read)
+        break;
+      ++batches;
+      Batch batch = loader.toDevice(std::move(*read), state.device);
       if (index == 0) {
         at::Generator generator =
             at::globalContext().defaultGenerator(state.device);
@@ -268,6 +278,8 @@ private:
       }
     }
     state.batch = trainingBatch;
+    if (batches == 0)
+      return;
     for (size_t i = 0; i < statistics.size(); ++i) {
       Statistic &s = statistics[i];
       torch::Tensor momentum = 1 - kept[i];

@@ -683,6 +683,18 @@ Batch DataLoader::makeBatch(int64_t epoch, int64_t index) const {
   return buildBatch(*dataset_, options_, order, epoch, index, true);
 }
 
+bool DataLoader::readAgain(int64_t epoch) {
+  againEpoch_ = epoch;
+  againBatch_ = 0;
+  return true;
+}
+
+std::optional<Batch> DataLoader::readAgainNext() {
+  if (againBatch_ >= batchesPerEpoch())
+    return std::nullopt;
+  return makeBatch(againEpoch_, againBatch_++);
+}
+
 Batch Batch::select(const torch::Tensor &indices) const {
   Batch selected;
   selected.input = input.index_select(0, indices.to(input.device()));
@@ -710,10 +722,7 @@ std::vector<Batch> Batch::split(int64_t size) const {
 }
 
 Batch DataLoader::toDevice(Batch batch, torch::Device device) const {
-  batch.input = batch.input.to(device, /*non_blocking=*/true);
-  batch.target = batch.target.to(device, /*non_blocking=*/true);
-  for (auto &[name, values] : batch.columns)
-    values = values.to(device, /*non_blocking=*/true);
+  batch = BatchLoader::toDevice(std::move(batch), device);
   const ImageTransforms &t = options_.transforms;
   if (!t.normalizeOnDevice || batch.input.scalar_type() != torch::kUInt8)
     return batch;

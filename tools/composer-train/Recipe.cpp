@@ -40,13 +40,14 @@ namespace {
 /// Turns the checked tree into runtime objects.
 class Builder {
 public:
-  explicit Builder(RecipeReader &reader) : reader(reader) {}
+  Builder(RecipeReader &reader, const SuppliedInputs *supplied)
+      : reader(reader), supplied(supplied) {}
 
   /// The top-level keys: seed, run length, loss, precision, device,
   /// checkpoints and data-parallel settings.
   void trainer(const RecipeValue &root, TrainerConfig &config) {
     config.seed = uint64_t(reader.integer(root, "seed", 0));
-    reader.string(root, "run_name", "");
+    config.runName = reader.string(root, "run_name", "");
     config.pipeline = reader.string(root, "pipeline", "");
     config.maxDuration = reader.time(root, "max_duration", config.maxDuration);
     config.evalInterval =
@@ -229,7 +230,8 @@ public:
       reader.error(model.loc,
                    "full_shard needs the model through composer-shard-params, "
                    "and " +
-                       error + "; run `composer-opt " + model.scalar +
+                       error + "; run `composer-opt " +
+                       (model.scalar.empty() ? "MODEL.pt" : model.scalar) +
                        " --composer-shard-params --lower-to=runtime -o "
                        "SHARDED.pt` and train SHARDED.pt");
       return false;
@@ -305,6 +307,14 @@ public:
     plan.key = key.str();
     plan.node = node;
     plan.type = reader.string(spec, "type", "idx");
+    if (plan.type == "supplied") {
+      if (!supplied || !supplied->loaders.count(plan.key))
+        reader.error(spec.loc, "'" + key +
+                                   "' of type supplied takes the loader its "
+                                   "caller brings (composer_opt.Trainer), and "
+                                   "none was given for it");
+      return plan;
+    }
     if (plan.type == "idx") {
       plan.images = reader.require(spec, "images", key);
       plan.labels = reader.require(spec, "labels", key);
@@ -353,7 +363,8 @@ public:
       reader.error(
           spec.loc,
           "unknown data type '" + plan.type + "' in '" + key +
-              "'; expected idx, tokens, image_folder, mds or synthetic");
+              "'; expected idx, tokens, image_folder, mds, synthetic or "
+              "supplied");
     }
     plan.limit = reader.get(spec, "limit");
     plan.limitCount = reader.integer(spec, "limit", 0);
@@ -538,7 +549,9 @@ public:
     return makeSynthetic(plan.synthetic);
   }
 
-  std::shared_ptr<DataLoader> loadData(const DataPlan &plan) {
+  std::shared_ptr<BatchLoader> loadData(const DataPlan &plan) {
+    if (plan.type == "supplied")
+      return supplied->loaders.at(plan.key);
     std::shared_ptr<const Dataset> dataset;
     const RecipeValue *blame = plan.node;
     if (plan.type == "idx")
@@ -780,6 +793,8 @@ private:
   }
 
   RecipeReader &reader;
+  /// What the caller brings in place of the recipe's model and data.
+  const SuppliedInputs *supplied;
   /// parallelism.units: the units composer-shard-params makes.
   std::string shardUnits = "blocks";
 };
@@ -799,19 +814,17 @@ resolveRecipe(const std::string &recipePath,
   return text;
 }
 
-std::optional<TrainerConfig>
-loadRecipe(const std::string &recipePath,
-           const std::vector<std::string> &overrides, llvm::raw_ostream &errors,
-           const DistributedEnv &env) {
-  llvm::SourceMgr sourceMgr;
-  RecipeValue root;
-  if (!readRecipeTree(sourceMgr, recipePath, overrides, errors, root))
-    return std::nullopt;
-
+/// Builds the configuration from the tree at `root`; see loadRecipe.
+static std::optional<TrainerConfig>
+buildConfig(llvm::SourceMgr &sourceMgr, const RecipeValue &root,
+            const DistributedEnv &env, const SuppliedInputs *supplied) {
   RecipeReader reader(sourceMgr);
-  Builder builder(reader);
+  Builder builder(reader, supplied);
   TrainerConfig config;
-  const RecipeValue *model = reader.require(root, "model", "");
+  const RecipeValue *model =
+      supplied ? reader.get(root, "model") : reader.require(root, "model", "");
+  if (supplied && model)
+    reader.error(model->loc, "'model' is the module given to the trainer");
   builder.trainer(root, config);
   builder.optimizer(root, config.optimizer);
   builder.scheduler(root, config.scheduler);
@@ -848,7 +861,7 @@ loadRecipe(const std::string &recipePath,
   if (config.trainLoader)
     for (size_t i = 0; i < config.algorithms.size(); ++i) {
       try {
-        config.algorithms[i]->checkData(config.trainLoader->dataset().spec());
+        config.algorithms[i]->checkData(config.trainLoader->spec());
       } catch (const std::invalid_argument &e) {
         reader.error(builder.algorithmLocs[i], e.what());
       }
@@ -857,20 +870,49 @@ loadRecipe(const std::string &recipePath,
   if (config.trainLoader)
     if (const RecipeValue *inputs = reader.get(root, "model_inputs")) {
       try {
-        ModelCall(config.modelCall).bind(config.trainLoader->dataset().spec());
+        ModelCall(config.modelCall).bind(config.trainLoader->spec());
       } catch (const std::invalid_argument &e) {
         reader.error(inputs->loc, e.what());
       }
     }
-  if (reader.failed() || !builder.loadModel(*model, config))
+  if (reader.failed())
+    return std::nullopt;
+  if (supplied)
+    config.model = supplied->model;
+  else if (!builder.loadModel(*model, config))
     return std::nullopt;
   if (config.sharding == ShardingStrategy::FullShard &&
-      !builder.shardParameters(*model, config, env.rank == 0))
+      !builder.shardParameters(model ? *model : root, config, env.rank == 0))
     return std::nullopt;
   // One process speaks for the group.
   if (env.rank == 0 && !builder.addOutputs(outputs, config))
     return std::nullopt;
+  config.hyperparameters = flattenRecipeTree(root);
   return config;
+}
+
+std::optional<TrainerConfig>
+loadRecipe(const std::string &recipePath,
+           const std::vector<std::string> &overrides, llvm::raw_ostream &errors,
+           const DistributedEnv &env) {
+  llvm::SourceMgr sourceMgr;
+  RecipeValue root;
+  if (!readRecipeTree(sourceMgr, recipePath, overrides, errors, root))
+    return std::nullopt;
+  return buildConfig(sourceMgr, root, env, /*supplied=*/nullptr);
+}
+
+std::optional<TrainerConfig>
+loadRecipeText(const std::string &text, const std::string &name,
+               const SuppliedInputs &supplied, llvm::raw_ostream &errors,
+               const DistributedEnv &env) {
+  llvm::SourceMgr sourceMgr;
+  RecipeValue root;
+  if (!readRecipeTree(sourceMgr,
+                      llvm::MemoryBuffer::getMemBufferCopy(text, name), {},
+                      errors, root))
+    return std::nullopt;
+  return buildConfig(sourceMgr, root, env, &supplied);
 }
 
 } // namespace composer::train

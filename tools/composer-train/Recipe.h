@@ -14,6 +14,8 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +31,21 @@ std::optional<runtime::TrainerConfig>
 loadRecipe(const std::string &recipePath,
            const std::vector<std::string> &overrides, llvm::raw_ostream &errors,
            const runtime::DistributedEnv &env = {});
+
+/// What an in-process caller (composer_opt.Trainer) brings in place of the
+/// recipe's `model` and of its data sections of `type: supplied`.
+struct SuppliedInputs {
+  torch::jit::Module model;
+  /// By data section: "train_data", "eval_data", or an evaluator's label.
+  std::map<std::string, std::shared_ptr<runtime::BatchLoader>> loaders;
+};
+
+/// As loadRecipe, from the recipe's text (`name` names it in diagnostics),
+/// with the model and the supplied data sections taken from `supplied`.
+std::optional<runtime::TrainerConfig>
+loadRecipeText(const std::string &text, const std::string &name,
+               const SuppliedInputs &supplied, llvm::raw_ostream &errors,
+               const runtime::DistributedEnv &env = {});
 
 /// The recipe with the overrides applied, as YAML, without loading anything.
 std::optional<std::string>

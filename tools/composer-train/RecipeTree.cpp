@@ -197,6 +197,23 @@ void emit(const RecipeValue &value, llvm::raw_ostream &out, int indent) {
 bool readRecipeTree(llvm::SourceMgr &sourceMgr, const std::string &recipePath,
                     const std::vector<std::string> &overrides,
                     llvm::raw_ostream &errors, RecipeValue &root) {
+  std::unique_ptr<llvm::MemoryBuffer> recipe;
+  if (!recipePath.empty()) {
+    auto buffer = llvm::MemoryBuffer::getFile(recipePath);
+    if (!buffer) {
+      errors << "composer-train: error: cannot read recipe '" << recipePath
+             << "': " << buffer.getError().message() << "\n";
+      return false;
+    }
+    recipe = std::move(*buffer);
+  }
+  return readRecipeTree(sourceMgr, std::move(recipe), overrides, errors, root);
+}
+
+bool readRecipeTree(llvm::SourceMgr &sourceMgr,
+                    std::unique_ptr<llvm::MemoryBuffer> recipe,
+                    const std::vector<std::string> &overrides,
+                    llvm::raw_ostream &errors, RecipeValue &root) {
   sourceMgr.setDiagHandler(
       [](const llvm::SMDiagnostic &diagnostic, void *context) {
         diagnostic.print("composer-train",
@@ -205,14 +222,8 @@ bool readRecipeTree(llvm::SourceMgr &sourceMgr, const std::string &recipePath,
       },
       &errors);
   root.kind = RecipeValue::Kind::Mapping;
-  if (!recipePath.empty()) {
-    auto buffer = llvm::MemoryBuffer::getFile(recipePath);
-    if (!buffer) {
-      errors << "composer-train: error: cannot read recipe '" << recipePath
-             << "': " << buffer.getError().message() << "\n";
-      return false;
-    }
-    unsigned id = sourceMgr.AddNewSourceBuffer(std::move(*buffer), SMLoc());
+  if (recipe) {
+    unsigned id = sourceMgr.AddNewSourceBuffer(std::move(recipe), SMLoc());
     Parser parser(sourceMgr);
     if (!parser.parse(id, root))
       return false;
@@ -228,6 +239,44 @@ bool readRecipeTree(llvm::SourceMgr &sourceMgr, const std::string &recipePath,
     if (!applyOverride(sourceMgr, root, text, errors))
       return false;
   return true;
+}
+
+static void flatten(const RecipeValue &value, const std::string &key,
+                    std::map<std::string, std::string> &into) {
+  switch (value.kind) {
+  case RecipeValue::Kind::Null:
+    into[key] = "null";
+    return;
+  case RecipeValue::Kind::Scalar:
+    into[key] = value.scalar;
+    return;
+  case RecipeValue::Kind::Sequence:
+    if (llvm::all_of(value.items, [](const RecipeValue &item) {
+          return item.kind == RecipeValue::Kind::Scalar;
+        })) {
+      std::string text = "[";
+      for (auto [index, item] : llvm::enumerate(value.items))
+        text += (index ? ", " : "") + item.scalar;
+      into[key] = text + "]";
+      return;
+    }
+    for (auto [index, item] : llvm::enumerate(value.items))
+      flatten(item, key + "." + std::to_string(index), into);
+    return;
+  case RecipeValue::Kind::Mapping:
+    if (value.entries.empty() && !key.empty())
+      into[key] = "{}";
+    for (const RecipeValue::Entry &entry : value.entries)
+      flatten(entry.value, key.empty() ? entry.key : key + "." + entry.key,
+              into);
+    return;
+  }
+}
+
+std::map<std::string, std::string> flattenRecipeTree(const RecipeValue &root) {
+  std::map<std::string, std::string> flat;
+  flatten(root, "", flat);
+  return flat;
 }
 
 void printRecipeTree(const RecipeValue &root, llvm::raw_ostream &out) {

@@ -11,9 +11,12 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/SMLoc.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,6 +53,18 @@ struct RecipeValue::Entry {
 bool readRecipeTree(llvm::SourceMgr &sourceMgr, const std::string &recipePath,
                     const std::vector<std::string> &overrides,
                     llvm::raw_ostream &errors, RecipeValue &root);
+
+/// As above, with the recipe's text in `recipe` (none if null); its
+/// buffer identifier names it in diagnostics.
+bool readRecipeTree(llvm::SourceMgr &sourceMgr,
+                    std::unique_ptr<llvm::MemoryBuffer> recipe,
+                    const std::vector<std::string> &overrides,
+                    llvm::raw_ostream &errors, RecipeValue &root);
+
+/// The scalars under `root` by dotted key ("optimizer.lr" -> "0.1"), lists
+/// as their YAML flow text: the run's hyperparameters as loggers record
+/// them.
+std::map<std::string, std::string> flattenRecipeTree(const RecipeValue &root);
 
 /// Writes `root` back as YAML (--print-recipe).
 void printRecipeTree(const RecipeValue &root, llvm::raw_ostream &out);

@@ -123,7 +123,7 @@ TEST_F(RecipeTest, LoadsAValidRecipe) {
   ASSERT_EQ(config->algorithms.size(), 2u);
   EXPECT_EQ(config->algorithms[0]->name(), "label_smoothing");
   EXPECT_EQ(config->algorithms[1]->name(), "ema");
-  EXPECT_EQ(config->trainLoader->dataset().size(), 512);
+  EXPECT_EQ(config->trainLoader->datasetSize(), 512);
   EXPECT_EQ(config->trainLoader->batchesPerEpoch(), 8);
   EXPECT_FALSE(config->evalLoader);
 }
@@ -133,10 +133,13 @@ TEST_F(RecipeTest, LoadsAValidRecipe) {
 TEST_F(RecipeTest, TheSeedOrdersTheData) {
   auto firstTargets = [&](const std::vector<std::string> &overrides) {
     EXPECT_TRUE(load(valid(), overrides)) << errors;
-    return config->trainLoader->makeBatch(/*epoch=*/0, /*index=*/0).target;
+    auto &loader = dynamic_cast<runtime::DataLoader &>(*config->trainLoader);
+    return loader.makeBatch(/*epoch=*/0, /*index=*/0).target;
   };
   torch::Tensor seed3 = firstTargets({});
-  EXPECT_EQ(config->trainLoader->options().seed, 3u);
+  EXPECT_EQ(
+      dynamic_cast<runtime::DataLoader &>(*config->trainLoader).options().seed,
+      3u);
   EXPECT_TRUE(torch::equal(seed3, firstTargets({"seed=3"})));
   EXPECT_FALSE(torch::equal(seed3, firstTargets({"seed=4"})));
 }

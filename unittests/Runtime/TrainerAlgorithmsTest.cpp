@@ -53,6 +53,11 @@ TrainerConfig twoParameterConfig(double w1, double w2) {
   return config;
 }
 
+/// The first batch the configuration's loader gives.
+Batch firstBatch(const TrainerConfig &config) {
+  return dynamic_cast<const DataLoader &>(*config.trainLoader).makeBatch(0, 0);
+}
+
 /// Gradient of mean((x . w - y)^2) in double.
 std::vector<double> mseGradient(const torch::Tensor &x, const torch::Tensor &y,
                                 const std::vector<double> &w) {
@@ -68,7 +73,7 @@ TEST(SamTrainerTest, OneStepMatchesTheHandComputation) {
   const double rho = 0.05, lr = 0.1;
   std::vector<double> w = {0.3, -0.2};
   TrainerConfig config = twoParameterConfig(w[0], w[1]);
-  Batch batch = config.trainLoader->makeBatch(0, 0);
+  Batch batch = firstBatch(config);
   config.algorithms.push_back(createAlgorithm("sam", {{"rho", rho}}));
   Trainer trainer(std::move(config));
   trainer.fit();
@@ -136,7 +141,7 @@ TEST(SelectiveBackpropTrainerTest, GradientsComeFromTheKeptSamplesOnly) {
   config.algorithms.push_back(createAlgorithm(
       "selective_backprop",
       {{"start", 0.0}, {"end", 1.0}, {"keep", 0.25}, {"interrupt", 0}}));
-  Batch full = config.trainLoader->makeBatch(0, 0);
+  Batch full = firstBatch(config);
   Trainer trainer(std::move(config));
   trainer.fit();
 
@@ -359,7 +364,7 @@ TEST(TrainingStepTrainerTest, AnAlgorithmReplacesTheOptimizerStep) {
   };
   const std::vector<double> w = {0.3, -0.2};
   TrainerConfig config = twoParameterConfig(w[0], w[1]);
-  Batch batch = config.trainLoader->makeBatch(0, 0);
+  Batch batch = firstBatch(config);
   config.algorithms.push_back(std::make_unique<DoubleStep>());
   Trainer trainer(std::move(config));
   trainer.fit();

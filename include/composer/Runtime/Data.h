@@ -9,6 +9,7 @@
 #ifndef COMPOSER_RUNTIME_DATA_H
 #define COMPOSER_RUNTIME_DATA_H
 
+#include "composer/Runtime/BatchLoader.h"
 #include "composer/Runtime/Dataset.h"
 #include "composer/Runtime/SampleTransform.h"
 
@@ -23,21 +24,6 @@
 #include <vector>
 
 namespace composer::runtime {
-
-/// A batch as the loop sees it. `target` holds class indices (int64) or, once
-/// an algorithm has mixed or smoothed it, class probabilities (float).
-/// `columns` holds the dataset's other columns by name (SampleSpec::columns),
-/// one row per sample as well.
-struct Batch {
-  torch::Tensor input;
-  torch::Tensor target;
-  std::map<std::string, torch::Tensor> columns;
-  int64_t size() const { return input.defined() ? input.size(0) : 0; }
-  /// The rows `indices` of every column.
-  Batch select(const torch::Tensor &indices) const;
-  /// Consecutive batches of `size` rows (the last may hold fewer).
-  std::vector<Batch> split(int64_t size) const;
-};
 
 /// torchvision's RandomResizedCrop: a region of `scale` of the image's area
 /// and aspect ratio (width / height) in `ratio`, resized to height x width.
@@ -108,26 +94,30 @@ struct DataLoaderOptions {
   std::vector<std::shared_ptr<const SampleTransform>> sampleTransforms;
 };
 
-class DataLoader {
+class DataLoader final : public BatchLoader {
 public:
   DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options);
-  ~DataLoader();
+  ~DataLoader() override;
 
-  int64_t batchesPerEpoch() const;
-  int64_t samplesPerEpoch() const;
+  const SampleSpec &spec() const override { return dataset_->spec(); }
+  int64_t batchesPerEpoch() const override;
+  int64_t samplesPerEpoch() const override;
+  int64_t datasetSize() const override { return dataset_->size(); }
+  std::optional<std::pair<int, int>> shardedFor() const override {
+    return std::make_pair(options_.rank, options_.worldSize);
+  }
   const Dataset &dataset() const { return *dataset_; }
   const DataLoaderOptions &options() const { return options_; }
 
-  /// Starts `epoch` at batch `firstBatch` (to resume mid-epoch). Replaces any
-  /// epoch in progress.
-  void startEpoch(int64_t epoch, int64_t firstBatch = 0);
-  /// The next batch of the current epoch, or nullopt at its end.
-  std::optional<Batch> next();
+  void startEpoch(int64_t epoch, int64_t firstBatch = 0) override;
+  std::optional<Batch> next() override;
 
-  /// Adds `transform` to the per-sample augmentations, replacing one of the
-  /// same name; it applies from the next startEpoch. Throws
-  /// std::invalid_argument unless the samples are images.
-  void setSampleTransform(std::shared_ptr<const SampleTransform> transform);
+  /// Throws std::invalid_argument unless the samples are images.
+  void
+  setSampleTransform(std::shared_ptr<const SampleTransform> transform) override;
+
+  bool readAgain(int64_t epoch) override;
+  std::optional<Batch> readAgainNext() override;
 
   /// Builds batch `index` of `epoch` (what workers run; deterministic).
   Batch makeBatch(int64_t epoch, int64_t index) const;
@@ -135,7 +125,7 @@ public:
   /// `batch` on `device`, finished there: with normalizeOnDevice its uint8
   /// images are scaled and normalized after the copy. Equal, bit for bit,
   /// to the batch the loader would have normalized itself.
-  Batch toDevice(Batch batch, torch::Device device) const;
+  Batch toDevice(Batch batch, torch::Device device) const override;
 
 private:
   struct Prefetcher;
@@ -145,6 +135,8 @@ private:
   int64_t epoch_ = 0;
   int64_t nextBatch_ = 0;
   std::unique_ptr<Prefetcher> prefetcher_;
+  /// readAgain's epoch and its next batch.
+  int64_t againEpoch_ = 0, againBatch_ = 0;
 };
 
 } // namespace composer::runtime

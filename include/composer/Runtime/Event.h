@@ -33,6 +33,12 @@ enum class Event {
   EvalBatchEnd,
   EvalEnd,
   FitEnd,
+  PredictStart,
+  PredictBatchStart,
+  PredictBeforeForward,
+  PredictAfterForward,
+  PredictBatchEnd,
+  PredictEnd,
 };
 
 /// Composer's name of an event: "BATCH_START", "EVAL_END", ...

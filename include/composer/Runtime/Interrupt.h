@@ -27,6 +27,10 @@ void installInterruptHandlers();
 /// or 0.
 int interruptSignal();
 
+/// Forgets the signal received, before a process that trains more than once
+/// (Python) installs the handlers again.
+void clearInterruptSignal();
+
 /// "SIGINT", "SIGTERM", or "signal N".
 std::string signalName(int signal);
 

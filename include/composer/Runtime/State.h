@@ -31,8 +31,8 @@ struct State {
 
   /// The training data's loader (null outside a Trainer): per-sample
   /// augmentations add their transforms to it at FIT_START, so they run in
-  /// its workers; SWA rebuilds an epoch's batches from it (makeBatch).
-  DataLoader *trainLoader = nullptr;
+  /// its workers; SWA reads an epoch again through it (readAgain).
+  BatchLoader *trainLoader = nullptr;
 
   /// The batch being trained on, as algorithms leave it.
   Batch batch;

@@ -16,6 +16,7 @@
 
 #include <torch/script.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -29,7 +30,7 @@ namespace composer::runtime {
 struct Evaluator {
   /// Logged as metrics/<label>/<Metric>.
   std::string label;
-  std::shared_ptr<DataLoader> loader;
+  std::shared_ptr<BatchLoader> loader;
   /// Empty: createDefaultMetrics of the recipe's loss.
   std::vector<std::shared_ptr<Metric>> metrics;
   /// Empty: TrainerConfig::evalInterval.
@@ -40,10 +41,10 @@ struct Evaluator {
 
 struct TrainerConfig {
   torch::jit::Module model;
-  std::shared_ptr<DataLoader> trainLoader;
+  std::shared_ptr<BatchLoader> trainLoader;
   /// Optional: the evaluator labelled `eval`, with the default metrics, put
   /// before `evaluators`.
-  std::shared_ptr<DataLoader> evalLoader;
+  std::shared_ptr<BatchLoader> evalLoader;
   /// Evaluated at their intervals and at the end of the run, in order;
   /// labels are unique.
   std::vector<Evaluator> evaluators;
@@ -118,6 +119,12 @@ struct TrainerConfig {
   std::string loadPath;
   LoadOptions loadOptions;
   std::string pipeline;
+  /// The run's name (Composer's run_name), logged with the hyperparameters;
+  /// empty: named from the time the run starts.
+  std::string runName;
+  /// What the run was asked to do, by dotted key (the resolved recipe),
+  /// logged once at the first FIT_START with the run's name.
+  std::map<std::string, std::string> hyperparameters;
 
   Logger logger;
 };
@@ -134,9 +141,20 @@ public:
   explicit Trainer(TrainerConfig config);
   ~Trainer();
 
-  /// Trains to `maxDuration` (resuming first if asked). Throws TrainingError
-  /// when the run must stop.
+  /// Trains to `maxDuration` (resuming first if asked, at the first call).
+  /// Throws TrainingError when the run must stop.
   void fit();
+  /// Moves the end of the run to `duration` past where it stands (in that
+  /// duration's unit, as Composer's fit(duration=...)); the next fit()
+  /// trains it. Throws std::invalid_argument for a duration in `dur` or not
+  /// positive.
+  void extendDuration(const Time &duration);
+  /// The model's whole output (ModelCall's forward, in eval mode, without
+  /// gradients, at the run's precision) for each batch of `loader`, or its
+  /// first `subsetNumBatches` when positive, with Composer's PREDICT_*
+  /// events.
+  std::vector<c10::IValue> predict(BatchLoader &loader,
+                                   int64_t subsetNumBatches = 0);
   /// Runs every evaluator (with EMA weights if EMA is on); returns the
   /// first's result. Throws std::invalid_argument without any.
   EvalResult evaluate();
@@ -167,7 +185,7 @@ private:
   /// Applies `algorithm` at `event`; under full_shard, with the whole
   /// weights gathered when it reads them.
   void applyAlgorithm(Algorithm &algorithm, Event event);
-  Batch onDevice(Batch batch, const DataLoader &loader) const;
+  Batch onDevice(Batch batch, const BatchLoader &loader) const;
   void trainBatch(Batch batch);
   /// Forward, loss and backward of `batch` in microbatches of the current
   /// size, recording them in the training step; leaves the whole batch's
@@ -186,6 +204,8 @@ private:
   void evaluateDue(bool epochBoundary, bool all = false);
   EvalResult evaluate(Evaluator &evaluator);
   void restore();
+  /// Logs the configuration's hyperparameters and the run's name.
+  void logHyperparameters();
 
   TrainerConfig config_;
   State state_;
@@ -203,6 +223,9 @@ private:
   /// The algorithms full_shard has gathered the weights for (said once).
   std::set<std::string> wholeWeightReaders_;
   int64_t lastCheckpointBatch_ = -1;
+  /// Whether restore() and the hyperparameters' logging have run (once,
+  /// at the first fit).
+  bool started_ = false;
   /// The first interrupt the group agreed on (see interruptedBy()).
   int interruptedBy_ = 0;
   /// What this rank had sent when the last batch's metrics were logged.
