@@ -119,14 +119,22 @@ uint64_t countCalls(jit::Block *block) {
 /// executor optimizes and then keeps: a callee first compiled with it off
 /// (torch._C._set_graph_executor_optimize(False), composer-train's
 /// default) brings its own calls along, so inline until none are left.
+/// A round may bring in more calls than it removes (a callee that calls two
+/// helpers); only a round that changes nothing leaves calls of functions
+/// without a graph. Rounds are bounded: TorchScript has no recursion, but a
+/// malformed graph must not hang the import.
 void inlineCalls(jit::Graph &graph) {
   jit::GraphOptimizerEnabledGuard optimize(true);
-  for (uint64_t calls = countCalls(graph.block()); calls;) {
+  constexpr int kMaxRounds = 64;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    uint64_t calls = countCalls(graph.block());
+    if (calls == 0)
+      return;
+    uint64_t nodes = countNodes(graph.block());
     jit::Inline(graph);
-    uint64_t left = countCalls(graph.block());
-    if (left >= calls)
-      break; // Calls of functions without a graph stay.
-    calls = left;
+    if (countCalls(graph.block()) == calls &&
+        countNodes(graph.block()) == nodes)
+      return; // Calls of functions without a graph stay.
   }
 }
 
