@@ -95,8 +95,8 @@ Trainer::Trainer(TrainerConfig config) : config_(std::move(config)) {
     state_.rank = communicator->rank();
     state_.worldSize = communicator->worldSize();
     auto shard = config_.trainLoader->shardedFor();
-    if (shard && (shard->first != state_.rank ||
-                  shard->second != state_.worldSize))
+    if (shard &&
+        (shard->first != state_.rank || shard->second != state_.worldSize))
       throw std::invalid_argument("the training data is sharded for rank " +
                                   std::to_string(shard->first) + " of " +
                                   std::to_string(shard->second) +
@@ -596,12 +596,16 @@ void Trainer::evaluateDue(bool epochBoundary, bool all) {
   }
 }
 
+void Trainer::start() {
+  if (started_)
+    return;
+  started_ = true;
+  restore();
+  logHyperparameters();
+}
+
 void Trainer::fit() {
-  if (!started_) {
-    started_ = true;
-    restore();
-    logHyperparameters();
-  }
+  start();
   fire(Event::FitStart);
   Timestamp &now = state_.timestamp;
   BatchLoader &loader = *config_.trainLoader;
@@ -621,8 +625,7 @@ void Trainer::fit() {
       state_.batch = onDevice(std::move(*batch), loader);
       loadedSamples_ = state_.batch.size();
       state_.batchTokens =
-          loadedSamples_ *
-          config_.trainLoader->spec().tokensPerSample();
+          loadedSamples_ * config_.trainLoader->spec().tokensPerSample();
       step_->selectBatch();
       fire(Event::AfterDataloader);
       trainBatch(std::move(state_.batch));
@@ -663,6 +666,7 @@ void Trainer::fit() {
 EvalResult Trainer::evaluate() {
   if (config_.evaluators.empty())
     throw std::invalid_argument("no evaluation data");
+  start();
   EvalResult first;
   for (size_t i = 0; i < config_.evaluators.size(); ++i) {
     EvalResult result = evaluate(config_.evaluators[i]);

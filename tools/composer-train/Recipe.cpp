@@ -902,10 +902,11 @@ loadRecipe(const std::string &recipePath,
   return buildConfig(sourceMgr, root, env, /*supplied=*/nullptr);
 }
 
-std::optional<TrainerConfig>
-loadRecipeText(const std::string &text, const std::string &name,
-               const SuppliedInputs &supplied, llvm::raw_ostream &errors,
-               const DistributedEnv &env) {
+std::optional<TrainerConfig> loadRecipeText(const std::string &text,
+                                            const std::string &name,
+                                            const SuppliedInputs &supplied,
+                                            llvm::raw_ostream &errors,
+                                            const DistributedEnv &env) {
   llvm::SourceMgr sourceMgr;
   RecipeValue root;
   if (!readRecipeTree(sourceMgr,

@@ -2,6 +2,7 @@
 //
 //   composer-train recipe.yaml [key=value ...] [--autoresume]
 //                  [--plugin lib.so ...] [--metrics-jsonl=PATH]
+//                  [--eval-only] [--export=OUT.pt]
 //
 // Exit status 0 when the run finishes, 1 on any error (bad recipe, bad data,
 // a NaN loss) after a diagnostic. SIGINT (Ctrl-C) or SIGTERM stops the run
@@ -21,9 +22,11 @@
 #include "composer/Runtime/ProcessSettings.h"
 #include "composer/Runtime/Trainer.h"
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <dlfcn.h>
@@ -54,6 +57,14 @@ static cl::opt<bool>
              cl::desc("Evaluate the model (after loading load_path or the "
                       "newest checkpoint) and exit"),
              cl::cat(trainCategory));
+
+static cl::opt<std::string> exportPath(
+    "export",
+    cl::desc("After the run (with --eval-only: after loading load_path or "
+             "the newest checkpoint), write the model for inference: "
+             "TorchScript in eval mode at this path, and its state_dict "
+             "beside it (model.pt: model.state_dict.pt)"),
+    cl::value_desc("path.pt"), cl::cat(trainCategory));
 
 static cl::opt<std::string> metricsJsonl(
     "metrics-jsonl",
@@ -95,6 +106,25 @@ static cl::opt<int>
                cl::desc("Port of the rendezvous store (default: a free one, "
                         "one node only)"),
                cl::init(0), cl::cat(launchCategory));
+
+/// "model.state_dict.pt" beside "model.pt".
+static std::string stateDictPathFor(StringRef modelPath) {
+  SmallString<128> path(modelPath);
+  sys::path::replace_extension(path, "");
+  return (path + ".state_dict.pt").str();
+}
+
+/// --export, on rank 0; the exit status.
+static int exportModel(composer::runtime::Trainer &trainer,
+                       const composer::runtime::DistributedEnv &env) {
+  if (exportPath.empty() || env.rank != 0)
+    return 0;
+  std::string stateDict = stateDictPathFor(exportPath);
+  trainer.exportForInference(exportPath, stateDict);
+  errs() << "composer-train: exported " << exportPath << " and " << stateDict
+         << "\n";
+  return 0;
+}
 
 int main(int argc, char **argv) {
   InitLLVM initLLVM(argc, argv);
@@ -213,7 +243,7 @@ int main(int argc, char **argv) {
       if (env.rank == 0)
         outs() << formatv("eval accuracy {0:F4} loss {1:F4} on {2} samples\n",
                           result.accuracy, result.loss, result.samples);
-      return 0;
+      return exportModel(trainer, env);
     }
     trainer.fit();
     if (trainer.resumedFrom() && env.rank == 0)
@@ -237,6 +267,7 @@ int main(int argc, char **argv) {
       }
       return composer::runtime::interruptExitStatus(stopSignal);
     }
+    return exportModel(trainer, env);
   } catch (const std::exception &e) {
     errs() << "composer-train: error: " << e.what() << "\n";
     return 1;

@@ -155,9 +155,22 @@ public:
   /// events.
   std::vector<c10::IValue> predict(BatchLoader &loader,
                                    int64_t subsetNumBatches = 0);
-  /// Runs every evaluator (with EMA weights if EMA is on); returns the
-  /// first's result. Throws std::invalid_argument without any.
+  /// Runs every evaluator (with EMA weights if EMA is on), after resuming
+  /// or loading as fit() does when no run has started; returns the first's
+  /// result. Throws std::invalid_argument without any.
   EvalResult evaluate();
+  /// Writes the model for inference, after loading as evaluate() does:
+  /// TorchScript at `modelPath` in eval mode with the weights the run ends
+  /// with (EMA's or SWA's average where they swapped it in), and, when
+  /// `stateDictPath` is not empty, its parameters and buffers as a
+  /// torch.load-able state_dict, contiguous, keeping only `names` when that
+  /// is not empty. Each file is written atomically. Throws
+  /// std::invalid_argument under full_shard (the weights are in shards:
+  /// consolidate a checkpoint first) and std::runtime_error naming a file
+  /// it cannot write.
+  void exportForInference(const std::string &modelPath,
+                          const std::string &stateDictPath,
+                          const std::set<std::string> &names = {});
 
   State &state() { return state_; }
   /// The microbatch size in use (what `auto` settled on); 0 when batches
@@ -204,6 +217,9 @@ private:
   void evaluateDue(bool epochBoundary, bool all = false);
   EvalResult evaluate(Evaluator &evaluator);
   void restore();
+  /// restore() and the hyperparameters' logging, at the first fit,
+  /// evaluation or export.
+  void start();
   /// Logs the configuration's hyperparameters and the run's name.
   void logHyperparameters();
 
