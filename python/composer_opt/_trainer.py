@@ -110,6 +110,9 @@ def _optimizer(optimizer: Any) -> Dict[str, Any]:
     if isinstance(optimizer, dict):
         return dict(optimizer)
     name = type(optimizer).__name__
+    if (name == "Adam" and isinstance(optimizer, torch.optim.Optimizer) and
+            not optimizer.param_groups[0].get("weight_decay")):
+        name = "AdamW"  # Without weight decay they are the same update.
     if name not in _OPTIMIZERS or not isinstance(optimizer,
                                                  torch.optim.Optimizer):
         raise TypeError(f"optimizers: {name} is not one the engine has; "
@@ -119,8 +122,12 @@ def _optimizer(optimizer: Any) -> Dict[str, Any]:
     if len(optimizer.param_groups) > 1:
         warnings.warn("optimizers: the engine keeps one parameter group; "
                       "the first group's hyperparameters apply to all")
-    engine_name, keys = _OPTIMIZERS[name]
     group = optimizer.param_groups[0]
+    for flag in ("amsgrad", "maximize"):
+        if group.get(flag):
+            raise TypeError(f"optimizers: {name}({flag}=True) is not one the "
+                            f"engine has")
+    engine_name, keys = _OPTIMIZERS[name]
     spec: Dict[str, Any] = {"name": engine_name}
     for key in keys:
         if key in group:
@@ -357,6 +364,8 @@ class Trainer:
         return self._compile(_script(model))
 
     def _compile(self, scripted: torch.jit.ScriptModule):
+        # The names the user's module has, for the exported state_dict.
+        self._user_names = list(scripted.state_dict())
         graph = [(a.pass_name, a.pass_options) for a in self._algorithms
                  if a.pass_name]
         self._pipeline_text = ",".join(name for name, _ in graph)
@@ -393,6 +402,26 @@ class Trainer:
         mode, without gradients, at the run's precision)."""
         loader = self._loader(dataloader, "predict dataloader")
         return self._engine.predict(loader, max(subset_num_batches, 0))
+
+    def export_for_inference(self, save_path: str,
+                             save_format: str = "torchscript") -> str:
+        """Writes the trained model for inference, loadable by stock
+        PyTorch with no library: TorchScript in eval mode at ``save_path``,
+        with the weights the run ends with (EMA's or SWA's average where
+        those ran), and beside it ``<stem>.state_dict.pt``, a torch.save'd
+        state_dict of the names the user's module has, so that
+        ``model.load_state_dict(torch.load(...))`` works on the eager
+        module where the methods kept its architecture. Returns the
+        state_dict's path."""
+        if save_format != "torchscript":
+            raise ValueError(f"save_format={save_format!r}: the engine "
+                             f"exports 'torchscript'")
+        stem, _ = os.path.splitext(os.fspath(save_path))
+        state_dict_path = stem + ".state_dict.pt"
+        self._engine.export_for_inference(os.fspath(save_path),
+                                          state_dict_path,
+                                          set(self._user_names))
+        return state_dict_path
 
     def close(self) -> None:
         """Frees the engine; the trainer cannot be used afterwards."""

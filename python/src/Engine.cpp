@@ -22,8 +22,8 @@
 
 #include <pybind11/stl.h>
 #include <torch/csrc/jit/python/module_python.h>
-#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/csrc/jit/python/pybind_utils.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include <csignal>
@@ -112,8 +112,8 @@ public:
     failure_ = std::make_shared<CallbackFailure>();
     for (auto &[callback, events] : callbacks)
       config->callbacks.push_back(
-          std::make_unique<composer::python::PythonCallback>(
-              callback, events, failure_));
+          std::make_unique<composer::python::PythonCallback>(callback, events,
+                                                             failure_));
     metrics_ = std::make_shared<std::map<std::string, double>>();
     config->logger.addDestination(
         std::make_unique<composer::python::MetricRecorder>(metrics_));
@@ -182,6 +182,14 @@ public:
     for (const c10::IValue &output : outputs)
       result.append(torch::jit::toPyObject(output));
     return result;
+  }
+
+  void exportForInference(const std::string &modelPath,
+                          const std::string &stateDictPath,
+                          const std::set<std::string> &names) {
+    torch::jit::GraphOptimizerEnabledGuard optimizes(trainerOptimizes_);
+    py::gil_scoped_release released;
+    trainer_->exportForInference(modelPath, stateDictPath, names);
   }
 
   State &state() { return trainer_->state(); }
@@ -274,10 +282,8 @@ PYBIND11_MODULE(_engine, m) {
       });
 
   py::class_<State>(m, "State")
-      .def_property_readonly("timestamp",
-                             [](const State &s) {
-                               return timestampOf(s.timestamp);
-                             })
+      .def_property_readonly(
+          "timestamp", [](const State &s) { return timestampOf(s.timestamp); })
       .def_property_readonly("model",
                              [](const State &s) { return wrapModule(s.model); })
       .def_property_readonly("loss",
@@ -292,8 +298,8 @@ PYBIND11_MODULE(_engine, m) {
                                  return py::none();
                                return py::cast(s.outputs.detach());
                              })
-      .def_property_readonly(
-          "batch", [](const State &s) { return columnsOf(s.batch); })
+      .def_property_readonly("batch",
+                             [](const State &s) { return columnsOf(s.batch); })
       .def_property_readonly("eval_metrics",
                              [](const State &s) { return s.evalMetrics; })
       .def_property_readonly("eval_label",
@@ -304,10 +310,9 @@ PYBIND11_MODULE(_engine, m) {
       .def_property_readonly(
           "max_duration",
           [](const State &s) { return s.time.maxDuration.str(); })
-      .def_property_readonly("batches_per_epoch",
-                             [](const State &s) {
-                               return s.time.batchesPerEpoch;
-                             })
+      .def_property_readonly(
+          "batches_per_epoch",
+          [](const State &s) { return s.time.batchesPerEpoch; })
       .def_property_readonly("device",
                              [](const State &s) { return s.device.str(); })
       .def_property_readonly("stop_requested",
@@ -344,6 +349,8 @@ PYBIND11_MODULE(_engine, m) {
            py::arg("callbacks"), py::arg("loggers"))
       .def("fit", &Engine::fit, py::arg("duration") = py::none())
       .def("eval", &Engine::evaluate)
+      .def("export_for_inference", &Engine::exportForInference,
+           py::arg("model_path"), py::arg("state_dict_path"), py::arg("names"))
       .def("predict", &Engine::predict, py::arg("loader"),
            py::arg("subset_num_batches") = 0)
       .def_property_readonly("state", &Engine::state,

@@ -40,9 +40,10 @@ void PythonCallback::runEvent(Event event, State &state, Logger &logger) {
     return;
   py::gil_scoped_acquire gil;
   try {
-    callback_.attr("run_event")(eventMethodName(event),
-                                py::cast(&state, py::return_value_policy::reference),
-                                LoggerView{&logger, &state});
+    callback_.attr("run_event")(
+        eventMethodName(event),
+        py::cast(&state, py::return_value_policy::reference),
+        LoggerView{&logger, &state});
   } catch (py::error_already_set &error) {
     // The run ends after this batch, as a stopper ends it; the error is
     // raised again once it has.
@@ -50,8 +51,8 @@ void PythonCallback::runEvent(Event event, State &state, Logger &logger) {
     if (!failure_->error)
       failure_->error = std::move(error);
     state.stopRequested = true;
-    state.stopReason = "a callback raised an exception at " +
-                       std::string(eventName(event));
+    state.stopReason =
+        "a callback raised an exception at " + std::string(eventName(event));
   }
 }
 

@@ -18,11 +18,11 @@ namespace {
 
 torch::Tensor asTensor(const py::handle &value, const std::string &column) {
   if (!THPVariable_Check(value.ptr()))
-    throw py::type_error("batch column '" + column + "' is a " +
-                         std::string(py::str(value.get_type().attr(
-                             "__name__"))) +
-                         ", not a tensor; a batch holds tensors (a tensor, a "
-                         "tuple or list, or a dict of them)");
+    throw py::type_error(
+        "batch column '" + column + "' is a " +
+        std::string(py::str(value.get_type().attr("__name__"))) +
+        ", not a tensor; a batch holds tensors (a tensor, a "
+        "tuple or list, or a dict of them)");
   return THPVariable_Unpack(value.ptr());
 }
 
@@ -32,8 +32,7 @@ columnsOf(const py::handle &batch) {
   std::vector<std::pair<std::string, torch::Tensor>> columns;
   if (THPVariable_Check(batch.ptr())) {
     columns.emplace_back("input", THPVariable_Unpack(batch.ptr()));
-  } else if (py::isinstance<py::dict>(batch) ||
-             py::hasattr(batch, "keys")) {
+  } else if (py::isinstance<py::dict>(batch) || py::hasattr(batch, "keys")) {
     for (const py::handle &key : batch.attr("keys")()) {
       std::string name = py::str(key);
       columns.emplace_back(name, asTensor(batch[key], name));
@@ -42,8 +41,9 @@ columnsOf(const py::handle &batch) {
              py::isinstance<py::list>(batch)) {
     py::sequence items = py::reinterpret_borrow<py::sequence>(batch);
     for (size_t i = 0; i < items.size(); ++i) {
-      std::string name = i == 0 ? "input" : i == 1 ? "target"
-                                                   : std::to_string(i);
+      std::string name = i == 0   ? "input"
+                         : i == 1 ? "target"
+                                  : std::to_string(i);
       columns.emplace_back(name, asTensor(items[i], name));
     }
   } else {
@@ -57,9 +57,9 @@ columnsOf(const py::handle &batch) {
   return columns;
 }
 
-std::string inputColumn(
-    const std::vector<std::pair<std::string, torch::Tensor>> &columns,
-    const std::string &inputName) {
+std::string
+inputColumn(const std::vector<std::pair<std::string, torch::Tensor>> &columns,
+            const std::string &inputName) {
   if (inputName.empty())
     return columns.front().first;
   for (const auto &[name, tensor] : columns)
@@ -68,15 +68,14 @@ std::string inputColumn(
   std::string names;
   for (const auto &[name, tensor] : columns)
     names += (names.empty() ? "" : ", ") + name;
-  throw py::value_error("the batch has no column '" + inputName +
-                        "' (it has " + names + ")");
+  throw py::value_error("the batch has no column '" + inputName + "' (it has " +
+                        names + ")");
 }
 
 std::vector<int64_t> sampleShape(const torch::Tensor &tensor) {
   if (tensor.dim() == 0)
     return {};
-  return std::vector<int64_t>(tensor.sizes().begin() + 1,
-                              tensor.sizes().end());
+  return std::vector<int64_t>(tensor.sizes().begin() + 1, tensor.sizes().end());
 }
 
 } // namespace
@@ -116,8 +115,7 @@ SampleSpec specOf(const py::handle &batch, const std::string &inputName,
       spec.targetShape = sampleShape(tensor);
       spec.targetType = tensor.scalar_type();
     } else {
-      spec.columns.push_back(
-          {name, sampleShape(tensor), tensor.scalar_type()});
+      spec.columns.push_back({name, sampleShape(tensor), tensor.scalar_type()});
     }
   }
   bool integral = !c10::isFloatingType(spec.inputType);

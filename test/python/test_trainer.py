@@ -78,8 +78,6 @@ def trainer(model=None, batches=8, **arguments):
                                 train_dataloader=loader, **arguments)
 
 
-# Runs first: a model scripted after a run with a Python callback does not
-# import (a known bug, see the closing note of issue 51).
 def test_graph_and_runtime_algorithms_by_composers_names():
     log = Recorder()
     run = trainer(model=fashion_resnet(width=16), batches=3,
@@ -290,55 +288,222 @@ def test_strict_loading_names_missing_weights(tmp_path):
         trainer(load_path=str(path), load_strict_model_weights=False)
 
 
-class TinyLM(nn.Module):
-    """Hugging Face's interface: keyword arguments in, a dict with the loss
-    out."""
+class HuggingFaceGPT(nn.Module):
+    """GPT-2 (examples/gpt_decoder.py) behind Hugging Face's interface:
+    keyword arguments in, a dict with the loss and the logits out."""
 
-    def __init__(self, vocab=64, dim=32):
+    def __init__(self, seed):
         super().__init__()
-        self.embed = nn.Embedding(vocab, dim)
-        self.head = nn.Linear(dim, vocab)
+        sys.path.insert(0, os.path.join(SOURCE, "examples"))
+        from gpt_decoder import GPTDecoder
+        torch.manual_seed(seed)
+        self.transformer = GPTDecoder(vocab=256, dim=32, heads=2, layers=2,
+                                      context=32)
 
     def forward(self, input_ids: torch.Tensor, labels: torch.Tensor):
-        logits = self.head(torch.relu(self.embed(input_ids)))
+        logits = self.transformer(input_ids)
         loss = nn.functional.cross_entropy(logits.flatten(0, 1),
                                            labels.flatten())
         return {"loss": loss, "logits": logits}
 
 
-class TokenDicts(torch.utils.data.Dataset):
-    def __init__(self, tokens, length=16):
-        self.tokens, self.length = tokens, length
+class TokenFile(torch.utils.data.Dataset):
+    """Dict samples over a token file (composer-train's uint16 format)."""
+
+    def __init__(self, path, length=32):
+        import numpy
+        self.tokens = numpy.memmap(path, dtype="<u2", mode="r")
+        self.length = length
 
     def __len__(self):
         return (len(self.tokens) - 1) // self.length
 
     def __getitem__(self, index):
         start = index * self.length
-        chunk = self.tokens[start:start + self.length + 1]
+        chunk = torch.from_numpy(
+            self.tokens[start:start + self.length + 1].astype("int64"))
         return {"input_ids": chunk[:-1], "labels": chunk[1:]}
 
 
-def fortune_tokens():
-    """Debian's fortunes, as bytes folded into a vocabulary of 64."""
-    with open("/usr/share/games/fortunes/fortunes", "rb") as f:
-        text = f.read(8192)
-    return torch.tensor([b % 64 for b in text], dtype=torch.long)
+@pytest.fixture(scope="module")
+def fortunes(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tokens")
+    subprocess.run([sys.executable,
+                    os.path.join(SOURCE, "examples", "text_tokens.py"),
+                    str(folder), "--limit", "400"], check=True)
+    return folder
 
 
-def test_dict_batches_with_the_models_own_loss_then_predict():
-    tokens = fortune_tokens()
-    torch.manual_seed(0)
-    data = DataLoader(TokenDicts(tokens), batch_size=8, shuffle=True)
+def test_gpt2_fine_tuned_from_a_state_dict_then_predicts(tmp_path, fortunes):
+    pretrained = HuggingFaceGPT(seed=11)
+    weights = tmp_path / "pretrained.pt"
+    torch.save({"model": pretrained.state_dict()}, weights)
+    train = DataLoader(TokenFile(fortunes / "fortunes-train.tokens"),
+                       batch_size=8, shuffle=True)
     log = Recorder()
-    run = composer_opt.Trainer(model=TinyLM(), train_dataloader=data,
-                               max_duration="2ep", loggers=[log],
-                               optimizers={"name": "adamw", "lr": 0.01},
+    run = composer_opt.Trainer(model=HuggingFaceGPT(seed=0),
+                               train_dataloader=train, max_duration="12ba",
+                               load_path=str(weights), loggers=[log],
+                               optimizers={"name": "adamw", "lr": 3e-3},
                                progress_bar=False, seed=1, threads=1)
+    assert run.recipe["loss"] == "model"
+    loaded = dict(run.state.model.named_parameters())
+    for name, value in pretrained.named_parameters():
+        assert torch.equal(loaded[name], value), name
     run.fit()
     losses = log.series("loss/train/total")
-    assert losses[-1] < losses[0]
-    held_out = DataLoader(TokenDicts(tokens[:200]), batch_size=4)
-    outputs = run.predict(held_out)
-    assert len(outputs) == len(held_out)
-    assert outputs[0]["logits"].shape == (4, 16, 64)
+    assert len(losses) == 12 and losses[-1] < losses[0]
+    held_out = DataLoader(TokenFile(fortunes / "fortunes-val.tokens"),
+                          batch_size=4)
+    outputs = run.predict(held_out, subset_num_batches=3)
+    assert len(outputs) == 3
+    assert outputs[0]["logits"].shape == (4, 32, 256)
+    with torch.no_grad():
+        batch = next(iter(held_out))
+        expected = run.state.model.eval()(**batch)["logits"]
+    assert torch.allclose(outputs[0]["logits"], expected, atol=1e-5)
+
+
+STOCK_EVAL = r"""
+import sys, torch
+model = torch.jit.load(sys.argv[1])
+data = torch.load(sys.argv[2])
+with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+    predicted = model(data["x"]).float().argmax(1)
+print(int((predicted == data["y"]).sum()))
+"""
+
+
+def test_export_loads_in_stock_pytorch_with_the_trainers_accuracy(tmp_path):
+    test_set = fashion("test", 500)
+    run = trainer(model=fashion_resnet(width=8), batches=8,
+                  eval_dataloader=DataLoader(test_set, batch_size=250),
+                  algorithms=[BlurPool(min_channels=4), ChannelsLast(),
+                              EMA(half_life="4ba")],
+                  precision="amp_bf16")
+    run.fit()
+    accuracy = run.state.eval_metrics["eval"]["Accuracy"]
+    exported = tmp_path / "model.pt"
+    state_dict = run.export_for_inference(str(exported))
+    assert state_dict == str(tmp_path / "model.state_dict.pt")
+    data = tmp_path / "data.pt"
+    torch.save({"x": test_set.tensors[0], "y": test_set.tensors[1]}, data)
+    # A fresh process with stock PyTorch alone: no composer_opt, no runtime.
+    out = subprocess.run([sys.executable, "-c", STOCK_EVAL, str(exported),
+                          str(data)], capture_output=True, text=True,
+                         check=True, env={"PATH": os.environ["PATH"],
+                                          "OMP_NUM_THREADS": "1"})
+    assert int(out.stdout) / 500 == pytest.approx(accuracy, abs=1 / 500)
+
+
+def test_exported_state_dict_loads_into_the_users_module(tmp_path):
+    run = trainer(model=fashion_resnet(width=8), batches=4,
+                  algorithms=[ChannelsLast(), EMA(half_life="2ba")])
+    run.fit()
+    exported = tmp_path / "model.pt"
+    state_dict = torch.load(run.export_for_inference(str(exported)))
+    eager = fashion_resnet(width=8, seed=123)
+    eager.load_state_dict(state_dict)  # strict: the user's names, all
+    eager.eval()
+    scripted = torch.jit.load(str(exported))
+    assert not scripted.training
+    x = fashion("test", 16).tensors[0]
+    with torch.no_grad():
+        assert torch.allclose(eager(x), scripted(x), atol=1e-5)
+        # The EMA average, not the last step's weights, went out.
+        trained = run.state.model
+        assert torch.allclose(scripted(x), trained.eval()(x), atol=1e-5)
+
+
+def test_composer_train_exports_after_eval_only(tmp_path, tools):
+    path = str(tmp_path / "model.pt")
+    torch.jit.script(fashion_resnet()).save(path)
+    folder = tmp_path / "run"
+    recipe = {
+        "seed": 7, "model": path,
+        "train_data": {
+            "images": f"{FASHION}/train-images-idx3-ubyte.gz",
+            "labels": f"{FASHION}/train-labels-idx1-ubyte.gz",
+            "limit": 128, "batch_size": 32,
+            "normalize": {"mean": [MEAN], "std": [STD]}},
+        "eval_data": {
+            "images": f"{FASHION}/t10k-images-idx3-ubyte.gz",
+            "labels": f"{FASHION}/t10k-labels-idx1-ubyte.gz",
+            "limit": 64, "batch_size": 64,
+            "normalize": {"mean": [MEAN], "std": [STD]}},
+        "max_duration": "4ba", "threads": 1, "save_folder": str(folder),
+        "loggers": {"progress_bar": False},
+    }
+    (tmp_path / "recipe.yaml").write_text(json.dumps(recipe))
+    train = os.path.join(tools, "composer-train")
+    subprocess.run([train, str(tmp_path / "recipe.yaml")], check=True)
+    # From the newest checkpoint, without training.
+    out = tmp_path / "exported.pt"
+    subprocess.run([train, str(tmp_path / "recipe.yaml"), "--autoresume",
+                    "--eval-only", f"--export={out}"], check=True)
+    exported = torch.jit.load(str(out))
+    weights = torch.load(str(tmp_path / "exported.state_dict.pt"))
+    initial = torch.jit.load(path)
+    name = "conv1.weight"
+    assert torch.equal(exported.state_dict()[name], weights[name])
+    assert not torch.equal(weights[name], initial.state_dict()[name]), \
+        "--eval-only --autoresume exported the untrained weights"
+
+
+DDP_CHILD = r"""
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import torch
+from torch.utils.data import DataLoader
+from torch.utils.data.distributed import DistributedSampler
+import composer_opt
+from test_trainer import fashion, fashion_resnet_without_norm
+
+data = fashion("train", 256)
+world = int(os.environ.get("WORLD_SIZE", "1"))
+rank = int(os.environ.get("RANK", "0"))
+sampler = DistributedSampler(data, num_replicas=world, rank=rank,
+                             shuffle=False)
+loader = DataLoader(data, batch_size=32 // world, sampler=sampler)
+run = composer_opt.Trainer(model=fashion_resnet_without_norm(),
+                           train_dataloader=loader, max_duration="6ba",
+                           optimizers={"name": "sgd", "lr": 0.05},
+                           loggers=[{"jsonl": sys.argv[2]}], seed=3,
+                           threads=1, progress_bar=False)
+run.fit()
+"""
+
+
+def fashion_resnet_without_norm():
+    sys.path.insert(0, os.path.join(SOURCE, "examples"))
+    from fashion_resnet import FashionResNet
+    torch.manual_seed(0)
+    return FashionResNet(width=4, norm="none")
+
+
+def train_losses(path):
+    with open(path) as f:
+        return [row["loss/train/total"] for row in map(json.loads, f)
+                if "loss/train/total" in row]
+
+
+def test_two_processes_train_as_one(tmp_path):
+    import socket
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    one = tmp_path / "one.jsonl"
+    subprocess.run([sys.executable, "-c", DDP_CHILD, here, str(one)],
+                   check=True, env=env)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    two = tmp_path / "two.jsonl"
+    ranks = [subprocess.Popen(
+        [sys.executable, "-c", DDP_CHILD, here, str(two)],
+        env=dict(env, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE="2",
+                 MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port)))
+        for r in range(2)]
+    assert [p.wait(timeout=300) for p in ranks] == [0, 0]
+    expected, losses = train_losses(one), train_losses(two)
+    assert len(expected) == 6
+    assert losses == pytest.approx(expected, rel=1e-6, abs=1e-6)
