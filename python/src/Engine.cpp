@@ -272,11 +272,11 @@ PYBIND11_MODULE(_engine, m) {
 
   py::class_<PythonLoader, std::shared_ptr<PythonLoader>>(m, "Loader")
       .def(py::init<py::object, py::handle, int64_t, int64_t, int64_t,
-                    std::string, std::string>(),
+                    std::string, std::string, bool>(),
            py::arg("feed"), py::arg("first_batch"),
            py::arg("batches_per_epoch"), py::arg("samples_per_epoch"),
            py::arg("dataset_size"), py::arg("input_name"),
-           py::arg("target_name"))
+           py::arg("target_name"), py::arg("prefetch"))
       .def_property_readonly("input_name", [](const PythonLoader &loader) {
         return loader.spec().inputName;
       });

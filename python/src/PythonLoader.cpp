@@ -129,8 +129,8 @@ SampleSpec specOf(const py::handle &batch, const std::string &inputName,
 PythonLoader::PythonLoader(py::object feed, const py::handle &firstBatch,
                            int64_t batchesPerEpoch, int64_t samplesPerEpoch,
                            int64_t datasetSize, std::string inputName,
-                           std::string targetName)
-    : feed_(std::move(feed)), batches_(batchesPerEpoch),
+                           std::string targetName, bool prefetch)
+    : feed_(std::move(feed)), prefetch_(prefetch), batches_(batchesPerEpoch),
       samples_(samplesPerEpoch), datasetSize_(datasetSize),
       inputName_(std::move(inputName)), targetName_(std::move(targetName)) {
   spec_ = specOf(firstBatch, inputName_, targetName_);
@@ -138,13 +138,37 @@ PythonLoader::PythonLoader(py::object feed, const py::handle &firstBatch,
 }
 
 PythonLoader::~PythonLoader() {
+  waitForPrefetch();
   py::gil_scoped_acquire gil;
   feed_ = py::object();
 }
 
+void PythonLoader::waitForPrefetch() {
+  if (!ahead_.valid())
+    return;
+  if (PyGILState_Check()) {
+    py::gil_scoped_release released;
+    ahead_.wait();
+  } else {
+    ahead_.wait();
+  }
+}
+
+void PythonLoader::prefetchNext() {
+  ahead_ = std::async(std::launch::async, [this] { return take("next"); });
+}
+
 void PythonLoader::startEpoch(int64_t epoch, int64_t firstBatch) {
-  py::gil_scoped_acquire gil;
-  feed_.attr("start")(epoch, firstBatch);
+  if (ahead_.valid()) {
+    waitForPrefetch();
+    ahead_ = {};
+  }
+  {
+    py::gil_scoped_acquire gil;
+    feed_.attr("start")(epoch, firstBatch);
+  }
+  if (prefetch_)
+    prefetchNext();
 }
 
 std::optional<Batch> PythonLoader::take(const char *method) {
@@ -155,7 +179,16 @@ std::optional<Batch> PythonLoader::take(const char *method) {
   return toBatch(batch, inputName_, targetName_);
 }
 
-std::optional<Batch> PythonLoader::next() { return take("next"); }
+std::optional<Batch> PythonLoader::next() {
+  if (!ahead_.valid())
+    return take("next");
+  waitForPrefetch();
+  // get() rethrows what the fetch threw (a Python error, a bad batch).
+  std::optional<Batch> batch = ahead_.get();
+  if (batch)
+    prefetchNext();
+  return batch;
+}
 
 bool PythonLoader::readAgain(int64_t epoch) {
   py::gil_scoped_acquire gil;

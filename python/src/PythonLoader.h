@@ -15,6 +15,8 @@
 
 #include <pybind11/pybind11.h>
 
+#include <future>
+
 namespace composer::python {
 
 /// The columns of `batch` as the engine names them; the input is the column
@@ -31,11 +33,15 @@ runtime::SampleSpec specOf(const pybind11::handle &batch,
 class PythonLoader final : public runtime::BatchLoader {
 public:
   /// `feed` has start(epoch, first_batch), next() (None at the epoch's end)
-  /// and read_again(epoch) (composer_opt._trainer._Feed).
+  /// and read_again(epoch) (composer_opt._feed.Feed). With `prefetch`, a
+  /// thread fetches the next batch while the engine trains on this one:
+  /// only for loaders whose fetching draws no random numbers in this
+  /// process (a DataLoader with workers), so the order of draws stays
+  /// fixed.
   PythonLoader(pybind11::object feed, const pybind11::handle &firstBatch,
                int64_t batchesPerEpoch, int64_t samplesPerEpoch,
                int64_t datasetSize, std::string inputName,
-               std::string targetName);
+               std::string targetName, bool prefetch);
   ~PythonLoader() override;
 
   const runtime::SampleSpec &spec() const override { return spec_; }
@@ -50,8 +56,15 @@ public:
 
 private:
   std::optional<runtime::Batch> take(const char *method);
+  /// Starts fetching the next batch on the side.
+  void prefetchNext();
+  /// Waits for the batch being fetched on the side, if any (without
+  /// holding the GIL, which the fetch needs).
+  void waitForPrefetch();
 
   pybind11::object feed_;
+  bool prefetch_;
+  std::future<std::optional<runtime::Batch>> ahead_;
   runtime::SampleSpec spec_;
   int64_t batches_, samples_, datasetSize_;
   std::string inputName_, targetName_;

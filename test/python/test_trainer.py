@@ -507,3 +507,37 @@ def test_two_processes_train_as_one(tmp_path):
     expected, losses = train_losses(one), train_losses(two)
     assert len(expected) == 6
     assert losses == pytest.approx(expected, rel=1e-6, abs=1e-6)
+
+
+def test_resumes_mid_epoch_as_an_uninterrupted_run(tmp_path, capfd):
+    whole = Recorder()
+    trainer(batches=6, loggers=[whole], max_duration="6ba").fit()
+    folder = str(tmp_path / "checkpoints")
+    first = Recorder()
+    trainer(batches=6, loggers=[first], max_duration="3ba",
+            save_folder=folder, save_interval="3ba").fit()
+    second = Recorder()
+    resumed = trainer(batches=6, loggers=[second], max_duration="6ba",
+                      save_folder=folder, autoresume=True)
+    resumed.fit()
+    assert "skipping the 3 batches already trained on" in capfd.readouterr().err
+    assert resumed.state.timestamp["batch"] == 6
+    losses = first.series("loss/train/total") + second.series(
+        "loss/train/total")
+    assert losses == whole.series("loss/train/total")
+
+
+def test_fit_further_then_eval():
+    log = Recorder()
+    run = trainer(batches=4, loggers=[log], max_duration="2ba",
+                  eval_dataloader=DataLoader(fashion("test", 128),
+                                             batch_size=64))
+    run.fit()
+    assert run.state.timestamp["batch"] == 2
+    run.fit(duration="3ba")
+    assert run.state.timestamp["batch"] == 5
+    assert len(log.series("loss/train/total")) == 5
+    metrics = run.eval()
+    assert set(metrics["eval"]) == {"Accuracy", "CrossEntropy"}
+    with pytest.raises(ValueError, match="'dur'"):
+        run.fit(duration="0.5dur")
