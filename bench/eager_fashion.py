@@ -29,7 +29,6 @@ one where the recipe has none), the 3-channel model with a stride-2 stem,
 and that recipe's optimizer and schedule.
 """
 import argparse
-import gzip
 import json
 import math
 import os
@@ -45,22 +44,13 @@ from torch.utils.data import DataLoader, Dataset
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
+from fashion_mnist import read_idx  # noqa: E402
 from fashion_resnet import FashionResNet  # noqa: E402
 
 DATA = "/usr/share/datasets/fashion-mnist"
 RECIPE = os.path.join(ROOT, "examples", "recipes", "fashion-mnist.yaml")
 RECIPE64 = os.path.join(ROOT, "examples", "recipes", "fashion64.yaml")
 MEAN, STD = 0.2860, 0.3530
-
-
-def read_idx(path):
-    with gzip.open(path) as f:
-        data = f.read()
-    dims = data[3]
-    shape = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big")
-             for i in range(dims)]
-    return torch.frombuffer(bytearray(data[4 + 4 * dims:]),
-                            dtype=torch.uint8).reshape(shape)
 
 
 class Images(Dataset):

@@ -35,12 +35,12 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FASHION = "/usr/share/datasets/fashion-mnist"
-MEAN, STD = 0.2860, 0.3530
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+from fashion_mnist import DATA as FASHION, MEAN, STD  # noqa: E402
 
 # One variant, run in its own process: prints seconds per step.
 CHILD = r'''
-import gzip, json, os, sys, time
+import json, os, sys, time
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 if VARIANT == "eager-tuned":
     from process_settings import retain_freed_host_memory
@@ -52,21 +52,10 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 sys.path.insert(0, os.path.join(ROOT, "build", "python"))
+from fashion_mnist import normalized
 from fashion_resnet import FashionResNet
 
-def read_idx(name, count):
-    with gzip.open(os.path.join(FASHION, name)) as f:
-        data = f.read()
-    dims = data[3]
-    shape = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big")
-             for i in range(dims)]
-    values = torch.frombuffer(bytearray(data[4 + 4 * dims:]),
-                              dtype=torch.uint8).reshape(shape)
-    return values[:count]
-
-images = read_idx("train-images-idx3-ubyte.gz", SAMPLES)
-labels = read_idx("train-labels-idx1-ubyte.gz", SAMPLES).long()
-x = (images.unsqueeze(1).float() / 255.0 - MEAN) / STD
+x, labels = normalized("train", SAMPLES, FASHION)
 loader = DataLoader(TensorDataset(x, labels), batch_size=128, shuffle=True,
                     num_workers=WORKERS, drop_last=True)
 torch.set_num_threads(2)
@@ -117,8 +106,8 @@ else:
 
 
 def child(variant, args):
-    source = (f"ROOT = {ROOT!r}; FASHION = {FASHION!r}; MEAN = {MEAN}; "
-              f"STD = {STD}; SAMPLES = {args.samples}; STEPS = {args.steps}; "
+    source = (f"ROOT = {ROOT!r}; FASHION = {FASHION!r}; "
+              f"SAMPLES = {args.samples}; STEPS = {args.steps}; "
               f"WARMUP = {args.warmup}; WORKERS = {args.workers}; "
               f"VARIANT = {variant!r}\n" + CHILD)
     out = subprocess.run([sys.executable, "-c", source], check=True,

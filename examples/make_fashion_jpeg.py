@@ -21,7 +21,6 @@ tests); --jobs 2 splits the work over two processes. Files already in OUT are
 overwritten; nothing else there is removed.
 """
 import argparse
-import gzip
 import os
 import sys
 import time
@@ -29,6 +28,8 @@ from multiprocessing import Pool
 
 import numpy as np
 from PIL import Image
+
+from fashion_mnist import read_idx
 
 DATA = "/usr/share/datasets/fashion-mnist"
 CLASSES = ["tshirt_top", "trouser", "pullover", "dress", "coat",
@@ -40,18 +41,6 @@ SPLITS = {"train": "train", "test": "t10k"}
 
 def class_folder(label):
     return f"{label}_{CLASSES[label]}"
-
-
-def read_idx(path):
-    with gzip.open(path) as f:
-        data = f.read()
-    if data[0] != 0 or data[1] != 0 or data[2] != 0x08:
-        sys.exit(f"{path}: not an IDX file of unsigned bytes")
-    dims = data[3]
-    shape = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big")
-             for i in range(dims)]
-    array = np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * dims)
-    return array.reshape(shape)
 
 
 def to_jpeg(pixels, path):
@@ -80,8 +69,12 @@ def main():
     start = time.time()
     totals = {}
     for split, prefix in SPLITS.items():
-        images = read_idx(f"{args.data}/{prefix}-images-idx3-ubyte.gz")
-        labels = read_idx(f"{args.data}/{prefix}-labels-idx1-ubyte.gz")
+        try:
+            images = read_idx(f"{args.data}/{prefix}-images-idx3-ubyte.gz")
+            labels = read_idx(f"{args.data}/{prefix}-labels-idx1-ubyte.gz")
+        except ValueError as error:
+            sys.exit(str(error))
+        images, labels = images.numpy(), labels.numpy()
         if len(images) != len(labels) or images.shape[1:] != (28, 28):
             sys.exit(f"{args.data}: {split} images and labels do not match")
         if args.limit:

@@ -115,23 +115,23 @@ class Feed:
         self._iterator = iterator
 
     def next(self) -> Any:
-        if self._iterator is None:
-            return None
-        try:
-            return next(self._iterator)
-        except StopIteration:
-            self._iterator = None
-            return None
+        return self._advance("_iterator")
 
     def read_again(self, epoch: int) -> bool:
         self._again = self._iterate(epoch)
         return True
 
     def read_again_next(self) -> Any:
-        if self._again is None:
+        return self._advance("_again")
+
+    def _advance(self, iterator: str) -> Any:
+        """The next batch of the iterator held in attribute `iterator`, or
+        None (dropping it) at its end."""
+        current = getattr(self, iterator)
+        if current is None:
             return None
         try:
-            return next(self._again)
+            return next(current)
         except StopIteration:
-            self._again = None
+            setattr(self, iterator, None)
             return None

@@ -2,7 +2,6 @@
 Composer's arguments, algorithm classes, Python callbacks and loggers, and
 weights in from torch.save'd state_dicts."""
 
-import gzip
 import json
 import os
 import signal
@@ -19,29 +18,11 @@ from composer_opt.algorithms import EMA, BlurPool, ChannelsLast
 
 from conftest import SOURCE
 
-FASHION = "/usr/share/datasets/fashion-mnist"
-MEAN, STD = 0.2860, 0.3530
-
-
-def read_idx(name, count):
-    with gzip.open(os.path.join(FASHION, name)) as f:
-        data = f.read()
-    dims = data[3]
-    shape = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big")
-             for i in range(dims)]
-    values = torch.frombuffer(bytearray(data[4 + 4 * dims:]),
-                              dtype=torch.uint8).reshape(shape)
-    return values[:count]
+from fashion_mnist import DATA as FASHION, MEAN, STD, normalized
 
 
 def fashion(split, count):
-    """The first `count` samples, normalized as composer-train's loader
-    normalizes them: (x / 255 - mean) / std in float."""
-    prefix = "train" if split == "train" else "t10k"
-    images = read_idx(f"{prefix}-images-idx3-ubyte.gz", count)
-    labels = read_idx(f"{prefix}-labels-idx1-ubyte.gz", count)
-    x = (images.unsqueeze(1).float() / 255.0 - MEAN) / STD
-    return TensorDataset(x, labels.long())
+    return TensorDataset(*normalized(split, count))
 
 
 def fashion_resnet(width=4, seed=0):
