@@ -4,6 +4,7 @@
 #include "CheckpointFiles.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <caffe2/serialize/inline_container.h>
 #include <torch/serialize.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include <fnmatch.h>
 
@@ -52,6 +54,37 @@ void writeDict(const std::string &path, const Dict &dict,
   writeAtomically(path, bytes.data(), bytes.size(), what);
 }
 
+/// Whether `path` is a whole archive whose pickle names Python classes
+/// that composer-train never writes (a state_dict's OrderedDict, Composer's
+/// own classes): a file of another program, not a damaged checkpoint.
+bool holdsPythonObjects(const std::string &path) {
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(path);
+    if (!reader.hasRecord("data.pkl"))
+      return false;
+    auto [data, size] = reader.getRecord("data.pkl");
+    std::string_view pickle(static_cast<const char *>(data.get()), size);
+    return pickle.find("OrderedDict") != std::string_view::npos ||
+           pickle.find("composer.") != std::string_view::npos;
+  } catch (const c10::Error &) {
+    return false;
+  }
+}
+
+/// A pickle that is not composer-train's: most likely a torch.save'd
+/// state_dict (an OrderedDict, which LibTorch's unpickler reads as None) or
+/// a Composer checkpoint (Python objects).
+[[noreturn]] void failForeign(const std::string &path, const std::string &what) {
+  fail(path, "not a composer-train " + what +
+                 ": a torch.save'd state_dict or a Composer checkpoint holds "
+                 "Python objects, which composer-train does not read; load "
+                 "it from Python (composer_opt.Trainer(load_path=...)), or "
+                 "convert it once with `python3 -m composer_opt.weights " +
+                 path +
+                 " OUT.ckpt` and train with load_path: OUT.ckpt and "
+                 "load_weights_only: true");
+}
+
 Dict readDict(const std::string &path, const std::string &what) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
@@ -62,11 +95,13 @@ Dict readDict(const std::string &path, const std::string &what) {
   try {
     loaded = torch::pickle_load(bytes);
   } catch (const c10::Error &error) {
+    if (holdsPythonObjects(path))
+      failForeign(path, what);
     fail(path, "corrupt or truncated " + what + " (" +
                    std::string(error.what_without_backtrace()) + ")");
   }
   if (!loaded.isGenericDict())
-    fail(path, "not a composer-train " + what);
+    failForeign(path, what);
   return loaded.toGenericDict();
 }
 
@@ -188,6 +223,8 @@ Dict readCheckpoint(const std::string &path) {
   Dict checkpoint = fs::is_directory(path, error)
                         ? consolidate(path)
                         : readDict(path, "checkpoint");
+  if (!checkpoint.contains("format"))
+    failForeign(path, "checkpoint");
   if (lookup(checkpoint, "format", path).toStringRef() != kFormat)
     fail(path, "not a composer-train checkpoint");
   if (lookup(checkpoint, "version", path).toInt() != kVersion)

@@ -522,3 +522,42 @@ def test_fit_further_then_eval():
     assert set(metrics["eval"]) == {"Accuracy", "CrossEntropy"}
     with pytest.raises(ValueError, match="'dur'"):
         run.fit(duration="0.5dur")
+
+
+def test_composer_train_loads_a_converted_state_dict(tmp_path, tools):
+    pretrained = fashion_resnet(seed=11)
+    saved = tmp_path / "composer.pt"
+    torch.save({"state": {"model": {"module." + k: v for k, v in
+                                    pretrained.state_dict().items()}}},
+               saved)
+    model = str(tmp_path / "model.pt")
+    torch.jit.script(fashion_resnet(seed=0)).save(model)
+    recipe = {
+        "model": model, "max_duration": "1ba", "threads": 1,
+        "train_data": {
+            "images": f"{FASHION}/train-images-idx3-ubyte.gz",
+            "labels": f"{FASHION}/train-labels-idx1-ubyte.gz",
+            "limit": 64, "batch_size": 32,
+            "normalize": {"mean": [MEAN], "std": [STD]}},
+        "loggers": {"progress_bar": False},
+    }
+    recipe["eval_data"] = dict(recipe["train_data"])
+    (tmp_path / "recipe.yaml").write_text(json.dumps(recipe))
+    train = os.path.join(tools, "composer-train")
+    # The pickle itself is refused, pointing at the converter.
+    refused = subprocess.run(
+        [train, str(tmp_path / "recipe.yaml"), f"load_path={saved}",
+         "load_weights_only=true"], capture_output=True, text=True)
+    assert refused.returncode == 1
+    assert "python3 -m composer_opt.weights" in refused.stderr
+    converted = tmp_path / "weights.ckpt"
+    subprocess.run([sys.executable, "-m", "composer_opt.weights", str(saved),
+                    str(converted)], check=True)
+    exported = tmp_path / "exported.pt"
+    subprocess.run([train, str(tmp_path / "recipe.yaml"),
+                    f"load_path={converted}", "load_weights_only=true",
+                    "--eval-only", f"--export={exported}"],
+                   check=True, capture_output=True)
+    loaded = torch.jit.load(str(exported)).state_dict()
+    for name, value in pretrained.state_dict().items():
+        assert torch.equal(loaded[name], value), name
