@@ -10,6 +10,7 @@ import sys
 
 import pytest
 import torch
+import torchvision
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -435,6 +436,7 @@ DDP_CHILD = r"""
 import json, os, sys
 sys.path.insert(0, sys.argv[1])
 import torch
+import torchvision
 from torch.utils.data import DataLoader
 from torch.utils.data.distributed import DistributedSampler
 import composer_opt
@@ -561,3 +563,52 @@ def test_composer_train_loads_a_converted_state_dict(tmp_path, tools):
     loaded = torch.jit.load(str(exported)).state_dict()
     for name, value in pretrained.state_dict().items():
         assert torch.equal(loaded[name], value), name
+
+
+STOCK_FOLDER_EVAL = r"""
+import sys, torch, torchvision
+from torchvision import transforms
+model = torch.jit.load(sys.argv[1])
+data = torchvision.datasets.ImageFolder(sys.argv[2], transforms.Compose([
+    transforms.ToTensor(), transforms.Normalize([0.2860] * 3, [0.3530] * 3)]))
+limit = int(sys.argv[3])
+loader = torch.utils.data.DataLoader(
+    torch.utils.data.Subset(data, range(limit)), batch_size=250)
+correct = 0
+with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+    for x, y in loader:
+        correct += int((model(x).float().argmax(1) == y).sum())
+print(correct / limit)
+"""
+
+
+def test_resnet18_example_fine_tunes_an_image_folder_and_exports(tmp_path):
+    examples = os.path.join(SOURCE, "examples")
+    jpegs = tmp_path / "jpeg"
+    subprocess.run([sys.executable,
+                    os.path.join(examples, "make_fashion_jpeg.py"),
+                    "--out", str(jpegs), "--limit", "768"], check=True,
+                   capture_output=True)
+    torch.manual_seed(3)
+    weights = tmp_path / "pretrained.pt"
+    torch.save(torchvision.models.resnet18(num_classes=10).state_dict(),
+               weights)
+    out = subprocess.run(
+        [sys.executable, os.path.join(examples, "finetune_resnet18.py"),
+         str(jpegs), "--weights", str(weights), "--out",
+         str(tmp_path / "out"), "--limit", "768", "--epochs", "2",
+         "--ema-half-life", "4ba", "--threads", "2"],
+        check=True, capture_output=True, text=True)
+    assert "a state_dict (at the top): 122 tensors loaded" in out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    # Stock PyTorch alone, in a fresh process, evaluates the export as the
+    # trainer's last evaluation did.
+    stock = subprocess.run(
+        [sys.executable, "-c", STOCK_FOLDER_EVAL, result["model"],
+         str(jpegs / "test"), "768"], check=True, capture_output=True,
+        text=True, env={"PATH": os.environ["PATH"], "OMP_NUM_THREADS": "2"})
+    assert float(stock.stdout) == pytest.approx(result["accuracy"],
+                                                abs=1 / 768)
+    # The state_dict has torchvision's names: the eager ResNet-18 loads it.
+    torchvision.models.resnet18(num_classes=10).load_state_dict(
+        torch.load(result["state_dict"]))
