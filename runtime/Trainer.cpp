@@ -291,6 +291,8 @@ void Trainer::applyAlgorithm(Algorithm &algorithm, Event event) {
 }
 
 void Trainer::restore() {
+  // Composer fires both whether or not anything is loaded.
+  fire(Event::BeforeLoad);
   std::optional<std::string> path;
   if (config_.autoresume && checkpoints_)
     path = checkpoints_->latest();
@@ -300,9 +302,10 @@ void Trainer::restore() {
     path = config_.loadPath;
     options = config_.loadOptions;
   }
-  if (!path)
+  if (!path) {
+    fire(Event::AfterLoad);
     return;
-  fire(Event::BeforeLoad);
+  }
   // A sharded run loads the whole optimizer state and keeps its shard.
   // Under full_shard the parameters are whole while it loads, then each
   // rank takes its chunks.
@@ -575,15 +578,17 @@ void Trainer::saveCheckpoint() {
 }
 
 void Trainer::maybeCheckpoint(Event event, const Time &interval) {
-  if (!checkpoints_ || !crossedInterval(state_.time, state_.timestamp, interval,
-                                        event == Event::EpochCheckpoint))
-    return;
-  saveCheckpoint();
+  if (checkpoints_ && crossedInterval(state_.time, state_.timestamp, interval,
+                                      event == Event::EpochCheckpoint))
+    saveCheckpoint();
+  // As Composer, after every batch and epoch: callbacks that save decide
+  // for themselves.
   fire(event);
 }
 
 void Trainer::evaluateDue(bool epochBoundary, bool all) {
   const Timestamp &now = state_.timestamp;
+  std::vector<Evaluator *> due;
   for (size_t i = 0; i < config_.evaluators.size(); ++i) {
     Evaluator &evaluator = config_.evaluators[i];
     if (lastEvalBatch_[i] == now.batch)
@@ -592,8 +597,14 @@ void Trainer::evaluateDue(bool epochBoundary, bool all) {
         crossedInterval(state_.time, now,
                         evaluator.interval.value_or(config_.evalInterval),
                         epochBoundary))
-      evaluate(evaluator);
+      due.push_back(&evaluator);
   }
+  if (due.empty())
+    return;
+  fire(Event::EvalBeforeAll);
+  for (Evaluator *evaluator : due)
+    evaluate(*evaluator);
+  fire(Event::EvalAfterAll);
 }
 
 void Trainer::start() {
@@ -667,12 +678,14 @@ EvalResult Trainer::evaluate() {
   if (config_.evaluators.empty())
     throw std::invalid_argument("no evaluation data");
   start();
+  fire(Event::EvalStandaloneStart);
   EvalResult first;
   for (size_t i = 0; i < config_.evaluators.size(); ++i) {
     EvalResult result = evaluate(config_.evaluators[i]);
     if (i == 0)
       first = result;
   }
+  fire(Event::EvalStandaloneEnd);
   return first;
 }
 

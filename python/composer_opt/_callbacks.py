@@ -10,7 +10,9 @@ EVENTS = (
     "after_loss", "before_backward", "after_backward", "after_train_batch",
     "batch_end", "batch_checkpoint", "epoch_end", "epoch_checkpoint",
     "eval_start", "eval_batch_start", "eval_before_forward",
-    "eval_after_forward", "eval_batch_end", "eval_end", "fit_end",
+    "eval_after_forward", "eval_batch_end", "eval_end", "eval_before_all",
+    "eval_after_all", "eval_standalone_start", "eval_standalone_end",
+    "fit_end",
     "predict_start", "predict_batch_start", "predict_before_forward",
     "predict_after_forward", "predict_batch_end", "predict_end",
 )

@@ -163,8 +163,14 @@ def test_callback_sees_composers_event_order():
              "after_backward", "after_train_batch", "batch_end"]
     evaluation = ["eval_start", "eval_batch_start", "eval_before_forward",
                   "eval_after_forward", "eval_batch_end", "eval_end"]
-    assert log.events == (["init", "fit_start", "epoch_start"] + batch * 2
-                          + ["epoch_end"] + evaluation + ["fit_end"])
+    batch.append("batch_checkpoint")
+    evaluation = ["eval_before_all"] + evaluation + ["eval_after_all"]
+    # Composer's order (composer/core/event.py), without its iterations;
+    # the end of the run is evaluated before FIT_END here, only where the
+    # last batch was not evaluated already.
+    assert log.events == (["init", "before_load", "after_load", "fit_start",
+                           "epoch_start"] + batch * 2 + ["epoch_end"]
+                          + evaluation + ["epoch_checkpoint", "fit_end"])
 
 
 class Tracker(composer_opt.Callback):

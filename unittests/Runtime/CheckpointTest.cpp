@@ -493,7 +493,11 @@ TEST(TrainerTest, EventsFireInComposersOrder) {
   config.callbacks.push_back(std::move(recorder));
   Trainer trainer(std::move(config));
   trainer.fit();
+  // Composer's order (composer/core/event.py): the load and checkpoint
+  // events fire whether or not anything is loaded or saved.
   std::vector<std::string> expected = {"INIT",
+                                       "BEFORE_LOAD",
+                                       "AFTER_LOAD",
                                        "FIT_START",
                                        "EPOCH_START",
                                        "BEFORE_DATALOADER",
@@ -508,13 +512,17 @@ TEST(TrainerTest, EventsFireInComposersOrder) {
                                        "AFTER_BACKWARD",
                                        "AFTER_TRAIN_BATCH",
                                        "BATCH_END",
+                                       "BATCH_CHECKPOINT",
                                        "EPOCH_END",
+                                       "EVAL_BEFORE_ALL",
                                        "EVAL_START",
                                        "EVAL_BATCH_START",
                                        "EVAL_BEFORE_FORWARD",
                                        "EVAL_AFTER_FORWARD",
                                        "EVAL_BATCH_END",
                                        "EVAL_END",
+                                       "EVAL_AFTER_ALL",
+                                       "EPOCH_CHECKPOINT",
                                        "FIT_END"};
   EXPECT_EQ(events, expected);
 }

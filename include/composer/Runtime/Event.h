@@ -32,6 +32,12 @@ enum class Event {
   EvalAfterForward,
   EvalBatchEnd,
   EvalEnd,
+  /// Around the evaluators one point of a run evaluates, and around a
+  /// standalone evaluation (Trainer::evaluate).
+  EvalBeforeAll,
+  EvalAfterAll,
+  EvalStandaloneStart,
+  EvalStandaloneEnd,
   FitEnd,
   PredictStart,
   PredictBatchStart,
