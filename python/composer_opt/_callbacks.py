@@ -35,9 +35,6 @@ class Callback:
     def run_event(self, event: str, state: Any, logger: Any) -> None:
         getattr(self, event)(state, logger)
 
-    def close(self, state: Any, logger: Any) -> None:
-        """Called after the run (Composer's close)."""
-
 
 def _ignore(self, state: Any, logger: Any) -> None:
     """Does nothing unless overridden."""

@@ -171,6 +171,41 @@ def _parallelism(config: Any) -> Optional[Dict[str, Any]]:
     return section
 
 
+def _python_callbacks(recipe: Dict[str, Any], callbacks: Sequence[Any]):
+    """The Python callbacks with the events each handles; built-in ones (a
+    name, or (name, options)) go to the recipe's callbacks section."""
+    python, builtin = [], {}
+    for callback in callbacks:
+        if isinstance(callback, str):
+            builtin[callback] = {}
+        elif isinstance(callback, tuple) and len(callback) == 2:
+            builtin[callback[0]] = dict(callback[1])
+        elif isinstance(callback, Callback):
+            python.append((callback, handled_events(callback)))
+        else:
+            raise TypeError(f"callbacks: {callback!r} is neither a "
+                            f"composer_opt.Callback nor a built-in "
+                            f"callback's name (or (name, options))")
+    if builtin:
+        recipe["callbacks"] = builtin
+    return python
+
+
+def _python_loggers(recipe: Dict[str, Any], loggers: Sequence[Any]):
+    """The Python logger destinations; the built-in ones ({"jsonl": PATH},
+    {"tensorboard": DIR}) go to the recipe's loggers section."""
+    python = []
+    for logger in loggers:
+        if isinstance(logger, dict):
+            recipe["loggers"].update(logger)
+        elif hasattr(logger, "log_metrics"):
+            python.append(logger)
+        else:
+            raise TypeError(f"loggers: {logger!r} has no "
+                            f"log_metrics(metrics, step)")
+    return python
+
+
 def _script(model: Any) -> torch.jit.ScriptModule:
     if isinstance(model, torch.jit.ScriptModule):
         return model
@@ -253,6 +288,18 @@ class Trainer:
             scripted = self._compile(_script(model))
 
         peeked = first_batch(train_dataloader, "train_dataloader")
+        if hasattr(peeked, "keys"):
+            # Hugging Face's convention: named columns, the model's loss.
+            names = list(peeked.keys())
+            loss = "model" if loss is None else loss
+            if model_inputs is None:
+                model_inputs = {name: name for name in names}
+            self._input_name = ("input_ids" if "input_ids" in names
+                                else names[0])
+            self._target_name = next(
+                (n for n in _TARGET_NAMES if n in names), "target")
+        else:
+            self._input_name, self._target_name = "", "target"
         recipe: Dict[str, Any] = {
             "seed": seed, "max_duration": _time(max_duration),
             "eval_interval": _time(eval_interval),
@@ -260,17 +307,6 @@ class Trainer:
             "train_data": {"type": "supplied"},
             "loggers": {"progress_bar": bool(progress_bar)},
         }
-        if isinstance(peeked, dict) or hasattr(peeked, "keys"):
-            names = list(peeked.keys())
-            loss = "model" if loss is None else loss
-            if model_inputs is None:
-                model_inputs = {name: name for name in names}
-            input_name = "input_ids" if "input_ids" in names else names[0]
-        else:
-            input_name = ""
-        target = next((n for n in _TARGET_NAMES if isinstance(peeked, dict)
-                       and n in peeked), "target")
-        self._input_name, self._target_name = input_name, target
         settings = {
             "run_name": run_name, "precision": precision,
             "device": "cuda" if device == "gpu" else device,
@@ -301,6 +337,19 @@ class Trainer:
         loaders = {"train_data": self._loader(train_dataloader,
                                               "train_dataloader", peeked,
                                               resumes=True)}
+        self._add_evaluators(recipe, loaders, eval_dataloader, evaluators)
+        python_callbacks = _python_callbacks(recipe, callbacks)
+        python_loggers = _python_loggers(recipe, loggers)
+        self.recipe = recipe
+        self._engine = _engine.Engine(json.dumps(recipe), scripted,
+                                      loaders, python_callbacks,
+                                      python_loggers)
+        self.state = TrainerState(self._engine)
+
+    # --- set-up -----------------------------------------------------------
+
+    def _add_evaluators(self, recipe, loaders, eval_dataloader, evaluators):
+        """The evaluators' recipe sections, and their loaders by label."""
         evaluators = list(evaluators)
         if eval_dataloader is not None:
             evaluators.insert(0, Evaluator("eval", eval_dataloader))
@@ -317,38 +366,6 @@ class Trainer:
             recipe["evaluators"][evaluator.label] = section
             loaders[evaluator.label] = self._loader(
                 evaluator.dataloader, f"evaluator '{evaluator.label}'")
-        self.recipe = recipe
-        python_callbacks, builtin = [], {}
-        for callback in callbacks:
-            if isinstance(callback, str):
-                builtin[callback] = {}
-            elif isinstance(callback, tuple) and len(callback) == 2:
-                builtin[callback[0]] = dict(callback[1])
-            elif isinstance(callback, Callback):
-                python_callbacks.append((callback, handled_events(callback)))
-            else:
-                raise TypeError(f"callbacks: {callback!r} is neither a "
-                                f"composer_opt.Callback nor a built-in "
-                                f"callback's name (or (name, options))")
-        if builtin:
-            recipe["callbacks"] = builtin
-        python_loggers = []
-        for logger in loggers:
-            if isinstance(logger, dict):
-                # The built-in destinations: {"jsonl": PATH} and
-                # {"tensorboard": DIR}, as a recipe's loggers section.
-                recipe["loggers"].update(logger)
-            elif hasattr(logger, "log_metrics"):
-                python_loggers.append(logger)
-            else:
-                raise TypeError(f"loggers: {logger!r} has no "
-                                f"log_metrics(metrics, step)")
-        self._engine = _engine.Engine(json.dumps(recipe), scripted,
-                                      loaders, python_callbacks,
-                                      python_loggers)
-        self.state = TrainerState(self._engine)
-
-    # --- set-up -----------------------------------------------------------
 
     def _prepare_model(self, model, load_path, strict, ignore_keys):
         """With a load_path that is a state_dict file, loads it into the
@@ -429,5 +446,7 @@ class Trainer:
         return state_dict_path
 
     def close(self) -> None:
-        """Frees the engine; the trainer cannot be used afterwards."""
+        """Frees the engine (its loaders' workers, the process group); the
+        trainer cannot train afterwards."""
         self._engine = None
+        self.state = None
