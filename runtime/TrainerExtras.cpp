@@ -6,12 +6,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CheckpointFiles.h"
 #include "composer/Runtime/Trainer.h"
 
+#include "CheckpointFiles.h"
+
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 
 #include <chrono>
+#include <iostream>
 #include <sstream>
 
 namespace composer::runtime {
@@ -46,6 +49,54 @@ std::vector<c10::IValue> Trainer::predict(BatchLoader &loader,
   return outputs;
 }
 
+namespace {
+/// `module`'s parameters and buffers (those in `names`, or all when it is
+/// empty), contiguous copies, as torch.load reads a state_dict.
+std::vector<char> pickledStateDict(const torch::jit::Module &module,
+                                   const std::set<std::string> &names) {
+  c10::Dict<std::string, torch::Tensor> stateDict;
+  auto keep = [&](const std::string &name, const torch::Tensor &tensor) {
+    if (names.empty() || names.count(name))
+      stateDict.insert(name, tensor.detach().contiguous().clone());
+  };
+  for (const auto &[name, tensor] : namedParameters(module))
+    keep(name, tensor);
+  for (const auto &[name, tensor] : namedBuffers(module))
+    keep(name, tensor);
+  return torch::pickle_save(stateDict);
+}
+
+std::string bytesOf(const torch::jit::Module &module) {
+  std::ostringstream out;
+  module.save(out);
+  return out.str();
+}
+
+/// `module` (in eval mode) frozen, as TorchScript bytes. Freezing
+/// specializes forward for eval mode: what acts only in training
+/// (stochastic depth's draws, gyro dropout's masks) folds away with the
+/// training flag, and the weights become constants. Where freezing fails,
+/// the module as it is, with a warning naming `path`.
+std::string frozenBytes(const torch::jit::Module &module,
+                        const std::string &path) {
+  try {
+    // Freezing inlines every call, which LibTorch does fully only while the
+    // graph executor optimizes (the trainer turns that off).
+    torch::jit::GraphOptimizerEnabledGuard inlinesFully(true);
+    return bytesOf(
+        torch::jit::freeze(module, c10::nullopt, /*optimize_numerics=*/false));
+  } catch (const c10::Error &error) {
+    std::string reason = error.what_without_backtrace();
+    std::cerr << "composer-train: warning: " << path
+              << " is exported unfrozen ("
+              << reason.substr(0, reason.find('\n'))
+              << "): what acts only in training stays in it, inactive in eval "
+                 "mode\n";
+    return bytesOf(module);
+  }
+}
+} // namespace
+
 void Trainer::exportForInference(const std::string &modelPath,
                                  const std::string &stateDictPath,
                                  const std::set<std::string> &names) {
@@ -55,27 +106,20 @@ void Trainer::exportForInference(const std::string &modelPath,
         "consolidate a checkpoint (composer-train --consolidate) and export "
         "from it");
   start();
-  torch::jit::Module copy = state_.model.deepcopy();
+  // A copy through bytes: its class types are its own, so freezing (which
+  // rewrites them) cannot touch the trained model's.
+  std::stringstream serialized;
+  state_.model.save(serialized);
+  torch::jit::Module copy = torch::jit::load(serialized, torch::kCPU);
   copy.eval();
-  copy.to(torch::kCPU);
-  std::ostringstream model;
-  copy.save(model);
-  std::string bytes = model.str();
-  writeAtomically(modelPath, bytes.data(), bytes.size(), "the exported model");
-  if (stateDictPath.empty())
-    return;
-  c10::Dict<std::string, torch::Tensor> stateDict;
-  auto keep = [&](const std::string &name, const torch::Tensor &tensor) {
-    if (names.empty() || names.count(name))
-      stateDict.insert(name, tensor.detach().contiguous());
-  };
-  for (const auto &[name, tensor] : namedParameters(copy))
-    keep(name, tensor);
-  for (const auto &[name, tensor] : namedBuffers(copy))
-    keep(name, tensor);
-  std::vector<char> pickled = torch::pickle_save(stateDict);
-  writeAtomically(stateDictPath, pickled.data(), pickled.size(),
-                  "the exported state_dict");
+  std::vector<char> stateDict;
+  if (!stateDictPath.empty())
+    stateDict = pickledStateDict(copy, names);
+  std::string model = frozenBytes(copy, modelPath);
+  writeAtomically(modelPath, model.data(), model.size(), "the exported model");
+  if (!stateDictPath.empty())
+    writeAtomically(stateDictPath, stateDict.data(), stateDict.size(),
+                    "the exported state_dict");
 }
 
 void Trainer::extendDuration(const Time &duration) {

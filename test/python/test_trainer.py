@@ -394,13 +394,29 @@ def test_exported_state_dict_loads_into_the_users_module(tmp_path):
     eager.load_state_dict(state_dict)  # strict: the user's names, all
     eager.eval()
     scripted = torch.jit.load(str(exported))
-    assert not scripted.training
     x = fashion("test", 16).tensors[0]
     with torch.no_grad():
         assert torch.allclose(eager(x), scripted(x), atol=1e-5)
         # The EMA average, not the last step's weights, went out.
         trained = run.state.model
         assert torch.allclose(scripted(x), trained.eval()(x), atol=1e-5)
+
+
+def test_export_drops_what_acts_only_in_training(tmp_path):
+    from composer_opt.algorithms import StochasticDepth
+    run = trainer(model=fashion_resnet(width=8), batches=2,
+                  algorithms=[StochasticDepth(drop_rate=0.5)])
+    assert "rand" in str(run.state.model.inlined_graph)
+    run.fit()
+    exported = tmp_path / "model.pt"
+    run.export_for_inference(str(exported))
+    inference = torch.jit.load(str(exported))
+    graph = str(inference.graph)
+    assert "rand" not in graph and "bernoulli" not in graph
+    x = fashion("test", 8).tensors[0]
+    with torch.no_grad():
+        assert torch.allclose(inference(x), run.state.model.eval()(x),
+                              atol=1e-6)
 
 
 def test_composer_train_exports_after_eval_only(tmp_path, tools):
@@ -433,9 +449,13 @@ def test_composer_train_exports_after_eval_only(tmp_path, tools):
     weights = torch.load(str(tmp_path / "exported.state_dict.pt"))
     initial = torch.jit.load(path)
     name = "conv1.weight"
-    assert torch.equal(exported.state_dict()[name], weights[name])
     assert not torch.equal(weights[name], initial.state_dict()[name]), \
         "--eval-only --autoresume exported the untrained weights"
+    # The frozen export computes what the model with those weights does.
+    initial.load_state_dict(weights)
+    x = fashion("test", 8).tensors[0]
+    with torch.no_grad():
+        assert torch.allclose(exported(x), initial.eval()(x), atol=1e-5)
 
 
 DDP_CHILD = r"""
@@ -566,7 +586,7 @@ def test_composer_train_loads_a_converted_state_dict(tmp_path, tools):
                     f"load_path={converted}", "load_weights_only=true",
                     "--eval-only", f"--export={exported}"],
                    check=True, capture_output=True)
-    loaded = torch.jit.load(str(exported)).state_dict()
+    loaded = torch.load(str(tmp_path / "exported.state_dict.pt"))
     for name, value in pretrained.state_dict().items():
         assert torch.equal(loaded[name], value), name
 

@@ -160,8 +160,11 @@ public:
   /// result. Throws std::invalid_argument without any.
   EvalResult evaluate();
   /// Writes the model for inference, after loading as evaluate() does:
-  /// TorchScript at `modelPath` in eval mode with the weights the run ends
-  /// with (EMA's or SWA's average where they swapped it in), and, when
+  /// TorchScript at `modelPath`, frozen in eval mode (torch.jit.freeze,
+  /// without numerics-changing folds: what acts only in training is gone,
+  /// the weights are constants; unfrozen, with a warning, where freezing
+  /// fails), with the weights the run ends with (EMA's or SWA's average
+  /// where they swapped it in), and, when
   /// `stateDictPath` is not empty, its parameters and buffers as a
   /// torch.load-able state_dict, contiguous, keeping only `names` when that
   /// is not empty. Each file is written atomically. Throws
