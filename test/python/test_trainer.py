@@ -19,11 +19,19 @@ from composer_opt.algorithms import EMA, BlurPool, ChannelsLast
 
 from conftest import SOURCE
 
-from fashion_mnist import DATA as FASHION, MEAN, STD, normalized
+from fashion_mnist import MEAN, STD, normalized, split_files
 
 
 def fashion(split, count):
     return TensorDataset(*normalized(split, count))
+
+
+def idx_section(split, limit, batch_size, **more):
+    """A recipe's data section over the same samples as fashion()."""
+    images, labels = split_files(split)
+    return {"images": images, "labels": labels, "limit": limit,
+            "batch_size": batch_size,
+            "normalize": {"mean": [MEAN], "std": [STD]}, **more}
 
 
 def fashion_resnet(width=4, seed=0):
@@ -113,11 +121,7 @@ def test_same_run_as_composer_train(tmp_path, tools):
     jsonl = tmp_path / "metrics.jsonl"
     recipe = {
         "seed": 7, "model": path,
-        "train_data": {
-            "images": f"{FASHION}/train-images-idx3-ubyte.gz",
-            "labels": f"{FASHION}/train-labels-idx1-ubyte.gz",
-            "limit": 256, "batch_size": 32, "shuffle": False,
-            "normalize": {"mean": [MEAN], "std": [STD]}},
+        "train_data": idx_section("train", 256, 32, shuffle=False),
         "optimizer": {"name": "sgd", "lr": 0.05, "momentum": 0.9},
         "max_duration": "8ba", "threads": 1,
         "loggers": {"progress_bar": False, "jsonl": str(jsonl)},
@@ -425,16 +429,8 @@ def test_composer_train_exports_after_eval_only(tmp_path, tools):
     folder = tmp_path / "run"
     recipe = {
         "seed": 7, "model": path,
-        "train_data": {
-            "images": f"{FASHION}/train-images-idx3-ubyte.gz",
-            "labels": f"{FASHION}/train-labels-idx1-ubyte.gz",
-            "limit": 128, "batch_size": 32,
-            "normalize": {"mean": [MEAN], "std": [STD]}},
-        "eval_data": {
-            "images": f"{FASHION}/t10k-images-idx3-ubyte.gz",
-            "labels": f"{FASHION}/t10k-labels-idx1-ubyte.gz",
-            "limit": 64, "batch_size": 64,
-            "normalize": {"mean": [MEAN], "std": [STD]}},
+        "train_data": idx_section("train", 128, 32),
+        "eval_data": idx_section("test", 64, 64),
         "max_duration": "4ba", "threads": 1, "save_folder": str(folder),
         "loggers": {"progress_bar": False},
     }
@@ -562,11 +558,7 @@ def test_composer_train_loads_a_converted_state_dict(tmp_path, tools):
     torch.jit.script(fashion_resnet(seed=0)).save(model)
     recipe = {
         "model": model, "max_duration": "1ba", "threads": 1,
-        "train_data": {
-            "images": f"{FASHION}/train-images-idx3-ubyte.gz",
-            "labels": f"{FASHION}/train-labels-idx1-ubyte.gz",
-            "limit": 64, "batch_size": 32,
-            "normalize": {"mean": [MEAN], "std": [STD]}},
+        "train_data": idx_section("train", 64, 32),
         "loggers": {"progress_bar": False},
     }
     recipe["eval_data"] = dict(recipe["train_data"])
