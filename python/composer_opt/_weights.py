@@ -48,12 +48,17 @@ def find_state_dict(loaded: Any, path: str) -> Tuple[Dict[str, Any], str]:
                      f"'model' or Composer's 'state.model')")
 
 
+# What wrappers put before a module's names: Composer's ComposerClassifier
+# ("module."), HuggingFaceModel ("model."), torch.compile ("_orig_mod.").
+WRAPPER_PREFIXES = ("model.", "module.", "model.module.", "_orig_mod.")
+
+
 def _strip_prefix(names: Sequence[str], model_names: set) -> str:
     """The prefix (a wrapper's 'model.' or 'module.') that makes the
     file's names the model's, or ''."""
     if any(name in model_names for name in names):
         return ""
-    for prefix in ("model.", "module.", "model.module.", "_orig_mod."):
+    for prefix in WRAPPER_PREFIXES:
         if any(name.startswith(prefix) and name[len(prefix):] in model_names
                for name in names):
             return prefix

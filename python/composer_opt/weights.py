@@ -7,8 +7,8 @@ Python pickles) loads with ``load_weights_only: true``.
 The state_dict is found at the top of IN, under ``state_dict`` or
 ``model``, or at Composer's ``state.model``. A prefix that every name has
 and a model does not (Composer's ``module.``, ``model.``) is dropped with
-``--strip-prefix``; without it, one of those two is dropped when every name
-has it.
+``--strip-prefix``; without it, a wrapper's prefix (``model.``,
+``module.``, ``_orig_mod.``) is dropped when every name has it.
 """
 
 import argparse
@@ -18,11 +18,10 @@ from typing import Dict, Optional
 
 import torch
 
-from ._weights import find_state_dict
+from ._weights import WRAPPER_PREFIXES, find_state_dict
 
 _FORMAT = "composer-train-checkpoint"
 _VERSION = 1
-_WRAPPER_PREFIXES = ("model.", "module.")
 
 
 def convert(source: str, destination: str,
@@ -33,7 +32,7 @@ def convert(source: str, destination: str,
                                    source)
     names = list(state)
     if strip_prefix is None:
-        strip_prefix = next((p for p in _WRAPPER_PREFIXES
+        strip_prefix = next((p for p in WRAPPER_PREFIXES
                              if all(n.startswith(p) for n in names)), "")
     elif not all(n.startswith(strip_prefix) for n in names):
         raise ValueError(f"{source}: not every name starts with "

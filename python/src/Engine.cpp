@@ -144,11 +144,8 @@ public:
       trainer_->extendDuration(parseTime(*duration));
     {
       InterruptScope interrupts;
-      torch::jit::GraphOptimizerEnabledGuard optimizes(trainerOptimizes_);
-      py::gil_scoped_release released;
-      trainer_->fit();
+      inEngine([&] { trainer_->fit(); });
     }
-    raiseCallbackFailure();
     int stopSignal = trainer_->interruptedBy();
     if (stopSignal == SIGINT) {
       PyErr_SetNone(PyExc_KeyboardInterrupt);
@@ -162,22 +159,12 @@ public:
   }
 
   void evaluate() {
-    {
-      torch::jit::GraphOptimizerEnabledGuard optimizes(trainerOptimizes_);
-      py::gil_scoped_release released;
-      trainer_->evaluate();
-    }
-    raiseCallbackFailure();
+    inEngine([&] { trainer_->evaluate(); });
   }
 
   py::list predict(PythonLoader &loader, int64_t subsetNumBatches) {
     std::vector<c10::IValue> outputs;
-    {
-      torch::jit::GraphOptimizerEnabledGuard optimizes(trainerOptimizes_);
-      py::gil_scoped_release released;
-      outputs = trainer_->predict(loader, subsetNumBatches);
-    }
-    raiseCallbackFailure();
+    inEngine([&] { outputs = trainer_->predict(loader, subsetNumBatches); });
     py::list result;
     for (const c10::IValue &output : outputs)
       result.append(torch::jit::toPyObject(output));
@@ -187,9 +174,8 @@ public:
   void exportForInference(const std::string &modelPath,
                           const std::string &stateDictPath,
                           const std::set<std::string> &names) {
-    torch::jit::GraphOptimizerEnabledGuard optimizes(trainerOptimizes_);
-    py::gil_scoped_release released;
-    trainer_->exportForInference(modelPath, stateDictPath, names);
+    inEngine(
+        [&] { trainer_->exportForInference(modelPath, stateDictPath, names); });
   }
 
   State &state() { return trainer_->state(); }
@@ -203,6 +189,17 @@ public:
   }
 
 private:
+  /// Runs `work` in the engine: under the trainer's graph optimization,
+  /// without the GIL; then raises what a Python callback raised meanwhile.
+  template <typename Work> void inEngine(Work work) {
+    {
+      torch::jit::GraphOptimizerEnabledGuard optimizes(trainerOptimizes_);
+      py::gil_scoped_release released;
+      work();
+    }
+    raiseCallbackFailure();
+  }
+
   void raiseCallbackFailure() {
     if (!failure_->error)
       return;
@@ -246,19 +243,22 @@ py::list describeAlgorithms() {
   return algorithms;
 }
 
+/// A run that must stop (TrainingError) or lost a peer (DistributedError)
+/// raises composer_opt.TrainingError, as composer_opt.train() does.
 void translateErrors() {
   py::register_exception_translator([](std::exception_ptr pointer) {
+    auto raise = [](const std::exception &error) {
+      py::object type =
+          py::module_::import("composer_opt._train").attr("TrainingError");
+      PyErr_SetString(type.ptr(), error.what());
+    };
     try {
       if (pointer)
         std::rethrow_exception(pointer);
     } catch (const TrainingError &error) {
-      py::object type =
-          py::module_::import("composer_opt._train").attr("TrainingError");
-      PyErr_SetString(type.ptr(), error.what());
+      raise(error);
     } catch (const DistributedError &error) {
-      py::object type =
-          py::module_::import("composer_opt._train").attr("TrainingError");
-      PyErr_SetString(type.ptr(), error.what());
+      raise(error);
     }
   });
 }
@@ -276,10 +276,7 @@ PYBIND11_MODULE(_engine, m) {
            py::arg("feed"), py::arg("first_batch"),
            py::arg("batches_per_epoch"), py::arg("samples_per_epoch"),
            py::arg("dataset_size"), py::arg("input_name"),
-           py::arg("target_name"), py::arg("prefetch"))
-      .def_property_readonly("input_name", [](const PythonLoader &loader) {
-        return loader.spec().inputName;
-      });
+           py::arg("target_name"), py::arg("prefetch"));
 
   py::class_<State>(m, "State")
       .def_property_readonly(

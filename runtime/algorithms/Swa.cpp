@@ -255,13 +255,10 @@ private:
     // first batch twice, with the same random numbers both times.
     std::vector<torch::Tensor> kept;
     int64_t batches = 0;
-    for (int64_t index = 0;; ++index) {
-      std::optional<Batch> read = loader.readAgainNext();
-      if (!read)
-        break;
-      ++batches;
+    while (std::optional<Batch> read = loader.readAgainNext()) {
       Batch batch = loader.toDevice(std::move(*read), state.device);
-      if (index == 0) {
+      bool first = batches++ == 0;
+      if (first) {
         at::Generator generator =
             at::globalContext().defaultGenerator(state.device);
         torch::Tensor rngState = generator.get_state();
@@ -273,7 +270,7 @@ private:
       forward(batch, 0);
       for (size_t i = 0; i < statistics.size(); ++i) {
         Statistic &s = statistics[i];
-        kept[i] = index == 0 ? kept[i] - s.retained : kept[i];
+        kept[i] = first ? kept[i] - s.retained : kept[i];
         s.sum.add_(s.retained);
       }
     }
