@@ -624,7 +624,11 @@ void Trainer::fit() {
          !state_.stopRequested) {
     if (now.batchInEpoch == 0)
       fire(Event::EpochStart);
-    loader.startEpoch(now.epoch, now.batchInEpoch);
+    // After a resumption at another world size the epoch may hold another
+    // number of batches than batchesPerEpoch.
+    const int64_t epochEnd =
+        now.batchInEpoch +
+        loader.resumeEpoch(now.epoch, now.batchInEpoch, now.sampleInEpoch);
     bool epochDone = false;
     while (!state_.stopRequested) {
       fire(Event::BeforeDataloader);
@@ -647,7 +651,7 @@ void Trainer::fit() {
       }
       evaluateDue(/*epochBoundary=*/false);
       maybeCheckpoint(Event::BatchCheckpoint, config_.saveInterval);
-      if (now.batchInEpoch >= state_.time.batchesPerEpoch) {
+      if (now.batchInEpoch >= epochEnd) {
         epochDone = true;
         break;
       }

@@ -9,6 +9,8 @@
 
 #include "composer/Runtime/Data.h"
 
+#include "EpochOrder.h"
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 
@@ -40,61 +42,6 @@ SampleRng sampleRng(uint64_t seed, int64_t epoch, int64_t index) {
   uint64_t s = splitmix64(splitmix64(seed ^ 0xA5A5A5A5A5A5A5A5ULL) ^
                           static_cast<uint64_t>(epoch));
   return SampleRng{splitmix64(s ^ static_cast<uint64_t>(index))};
-}
-
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-/// Samples each rank sees per epoch: the epoch is padded to a multiple of the
-/// world size, as torch's DistributedSampler does.
-int64_t rankShare(int64_t n, int worldSize) { return ceilDiv(n, worldSize); }
-
-/// The whole epoch's order. A dataset stored in shards is shuffled in two
-/// levels, shards then samples within blocks of consecutive shards, so the
-/// loader's reads stay within a few shards at a time.
-torch::Tensor epochPermutation(const Dataset &ds, const DataLoaderOptions &o,
-                               int64_t epoch) {
-  const int64_t n = ds.size();
-  if (!o.shuffle)
-    return torch::arange(n, torch::kLong);
-  uint64_t seed = splitmix64(o.seed * 1000003ULL + uint64_t(epoch));
-  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
-  std::vector<int64_t> starts = ds.shardStarts();
-  if (starts.size() <= 1 || n <= o.shuffleBlockSize)
-    return torch::randperm(n, gen, torch::kLong);
-  starts.push_back(n);
-  const int64_t numShards = int64_t(starts.size()) - 1;
-  torch::Tensor shardOrder = torch::randperm(numShards, gen, torch::kLong);
-  torch::Tensor perm = torch::empty({n}, torch::kLong);
-  int64_t *out = perm.data_ptr<int64_t>();
-  int64_t filled = 0;
-  for (int64_t k = 0; k < numShards; ++k) {
-    int64_t shard = shardOrder.data_ptr<int64_t>()[k];
-    for (int64_t i = starts[shard]; i < starts[shard + 1]; ++i)
-      out[filled++] = i;
-  }
-  for (int64_t begin = 0; begin < n; begin += o.shuffleBlockSize) {
-    int64_t len = std::min(o.shuffleBlockSize, n - begin);
-    torch::Tensor block = perm.narrow(0, begin, len);
-    block.copy_(block.index_select(0, torch::randperm(len, gen, torch::kLong)));
-  }
-  return perm;
-}
-
-/// This rank's sample order for `epoch`: the (shuffled) epoch padded by
-/// repeating from its start, then every worldSize-th entry from `rank`.
-torch::Tensor epochOrder(const Dataset &ds, const DataLoaderOptions &o,
-                         int64_t epoch) {
-  const int64_t n = ds.size();
-  torch::Tensor perm = epochPermutation(ds, o, epoch);
-  int64_t share = rankShare(n, o.worldSize);
-  if (o.worldSize == 1)
-    return perm;
-  torch::Tensor order = torch::empty({share}, torch::kLong);
-  const int64_t *p = perm.data_ptr<int64_t>();
-  int64_t *out = order.data_ptr<int64_t>();
-  for (int64_t k = 0; k < share; ++k)
-    out[k] = p[(o.rank + k * o.worldSize) % n];
-  return order;
 }
 
 /// Copies rows `index[0..count)` of a contiguous CPU tensor. Plain memcpy, so
@@ -393,13 +340,11 @@ torch::Tensor readImages(const Dataset &ds, const int64_t *ids, int64_t count,
 
 /// Batch `index` of an epoch whose (this rank's) order is `order`.
 Batch buildBatch(const Dataset &ds, const DataLoaderOptions &o,
-                 const torch::Tensor &order, int64_t epoch, int64_t index,
+                 const EpochOrder &order, int64_t epoch, int64_t index,
                  bool parallel) {
-  int64_t share = order.size(0);
-  int64_t begin = index * o.batchSize;
-  int64_t end = std::min(begin + o.batchSize, share);
-  int64_t count = end - begin;
-  const int64_t *ids = order.data_ptr<int64_t>() + begin;
+  int64_t begin = order.starts.at(size_t(index));
+  int64_t count = order.starts.at(size_t(index) + 1) - begin;
+  const int64_t *ids = order.samples.data_ptr<int64_t>() + begin;
   const auto *tensors = dynamic_cast<const TensorDataset *>(&ds);
   Batch batch;
   if (ds.spec().kind != SampleKind::Image) {
@@ -463,7 +408,8 @@ struct DataLoader::Prefetcher {
   };
 
   Prefetcher(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options,
-             torch::Tensor order, int64_t epoch, int64_t first, int64_t end)
+             std::shared_ptr<const EpochOrder> order, int64_t epoch,
+             int64_t first, int64_t end)
       : dataset(std::move(dataset)), options(std::move(options)),
         order(std::move(order)), epoch(epoch), nextClaim(first),
         nextReturn(first), end(end),
@@ -504,7 +450,7 @@ struct DataLoader::Prefetcher {
       Result result;
       try {
         result.batch =
-            buildBatch(*dataset, options, order, epoch, index, false);
+            buildBatch(*dataset, options, *order, epoch, index, false);
       } catch (...) {
         result.error = std::current_exception();
       }
@@ -536,7 +482,7 @@ struct DataLoader::Prefetcher {
 
   std::shared_ptr<const Dataset> dataset;
   DataLoaderOptions options;
-  torch::Tensor order;
+  std::shared_ptr<const EpochOrder> order;
   int64_t epoch;
   std::mutex mutex;
   std::condition_variable workCv;  // workers: a slot opened or stop
@@ -598,6 +544,11 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset,
   options_.sampleTransforms.clear();
   for (auto &transform : transforms)
     setSampleTransform(std::move(transform));
+  // Every epoch of a rank holds as many batches; Streaming's partition too
+  // depends on the epoch's size alone.
+  EpochOrder first = epochOrder(*dataset_, options_, 0);
+  batchesPerEpoch_ = first.batches();
+  samplesPerEpoch_ = first.starts.back();
 }
 
 DataLoader::~DataLoader() = default;
@@ -626,17 +577,9 @@ void DataLoader::setSampleTransform(
   transforms.push_back(std::move(transform));
 }
 
-int64_t DataLoader::samplesPerEpoch() const {
-  int64_t share = rankShare(dataset_->size(), options_.worldSize);
-  return options_.dropLast ? share / options_.batchSize * options_.batchSize
-                           : share;
-}
+int64_t DataLoader::samplesPerEpoch() const { return samplesPerEpoch_; }
 
-int64_t DataLoader::batchesPerEpoch() const {
-  int64_t share = rankShare(dataset_->size(), options_.worldSize);
-  return options_.dropLast ? share / options_.batchSize
-                           : ceilDiv(share, options_.batchSize);
-}
+int64_t DataLoader::batchesPerEpoch() const { return batchesPerEpoch_; }
 
 void DataLoader::startEpoch(int64_t epoch, int64_t firstBatch) {
   int64_t batches = batchesPerEpoch();
@@ -644,17 +587,42 @@ void DataLoader::startEpoch(int64_t epoch, int64_t firstBatch) {
     throw std::out_of_range("DataLoader: first batch " +
                             std::to_string(firstBatch) + " outside [0, " +
                             std::to_string(batches) + "]");
+  begin(std::make_shared<const EpochOrder>(
+            epochOrder(*dataset_, options_, epoch)),
+        epoch, firstBatch);
+}
+
+int64_t DataLoader::resumeEpoch(int64_t epoch, int64_t firstBatch,
+                                int64_t sampleInEpoch) {
+  // Full batches of this world size: the run stopped in this world (or one
+  // that reads the same batches), so the epoch goes on from its batch.
+  if (!options_.streaming ||
+      sampleInEpoch == firstBatch * options_.batchSize * options_.worldSize) {
+    startEpoch(epoch, firstBatch);
+  } else {
+    // Streaming's order is one global order at every world size: drop the
+    // samples all ranks have read, whatever the world that read them.
+    begin(std::make_shared<const EpochOrder>(
+              epochOrder(*dataset_, options_, epoch, sampleInEpoch)),
+          epoch, 0);
+  }
+  return order_->batches() - nextBatch_;
+}
+
+void DataLoader::begin(std::shared_ptr<const EpochOrder> order, int64_t epoch,
+                       int64_t firstBatch) {
   prefetcher_.reset(); // joins the previous epoch's workers first
-  order_ = epochOrder(*dataset_, options_, epoch);
+  order_ = std::move(order);
   epoch_ = epoch;
   nextBatch_ = firstBatch;
+  const int64_t batches = order_->batches();
   if (options_.numWorkers > 0 && firstBatch < batches)
     prefetcher_ = std::make_unique<Prefetcher>(dataset_, options_, order_,
                                                epoch, firstBatch, batches);
 }
 
 std::optional<Batch> DataLoader::next() {
-  if (!order_.defined())
+  if (!order_)
     startEpoch(0);
   if (prefetcher_) {
     std::optional<Batch> batch = prefetcher_->next();
@@ -664,10 +632,10 @@ std::optional<Batch> DataLoader::next() {
       prefetcher_.reset();
     return batch;
   }
-  if (nextBatch_ >= batchesPerEpoch())
+  if (nextBatch_ >= order_->batches())
     return std::nullopt;
   Batch batch =
-      buildBatch(*dataset_, options_, order_, epoch_, nextBatch_, true);
+      buildBatch(*dataset_, options_, *order_, epoch_, nextBatch_, true);
   ++nextBatch_;
   return batch;
 }
@@ -677,10 +645,11 @@ Batch DataLoader::makeBatch(int64_t epoch, int64_t index) const {
   if (index < 0 || index >= batches)
     throw std::out_of_range("DataLoader: batch " + std::to_string(index) +
                             " outside [0, " + std::to_string(batches) + ")");
-  torch::Tensor order = order_.defined() && epoch == epoch_
-                            ? order_
-                            : epochOrder(*dataset_, options_, epoch);
-  return buildBatch(*dataset_, options_, order, epoch, index, true);
+  if (!order_ || epoch != epoch_ || order_->batches() != batches)
+    return buildBatch(*dataset_, options_,
+                      epochOrder(*dataset_, options_, epoch), epoch, index,
+                      true);
+  return buildBatch(*dataset_, options_, *order_, epoch, index, true);
 }
 
 bool DataLoader::readAgain(int64_t epoch) {

@@ -543,6 +543,10 @@ DistributedEnv DistributedEnv::fromEnvironment() {
   const char *localRank = std::getenv("LOCAL_RANK");
   env.localRank =
       localRank ? readInt("LOCAL_RANK", localRank, 0, 1 << 20) : env.rank;
+  const char *localWorld = std::getenv("LOCAL_WORLD_SIZE");
+  env.localWorldSize =
+      localWorld ? readInt("LOCAL_WORLD_SIZE", localWorld, 1, env.worldSize)
+                 : env.worldSize;
   if (!env.distributed())
     return env;
   const char *address = std::getenv("MASTER_ADDR");

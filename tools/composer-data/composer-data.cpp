@@ -3,6 +3,7 @@
 //   composer-data mds-from-folder ROOT OUT [--shard-size 64mb]
 //                 [--compression zstd|zstd:N|none] [--hashes sha1,xxh64]
 //   composer-data inspect DIR
+//   composer-data order LOCAL [options]   (Order.h)
 //
 // mds-from-folder writes a torchvision-style image folder (ROOT/CLASS/FILE)
 // as MosaicML Streaming MDS shards with columns image (the files' bytes,
@@ -20,6 +21,7 @@
 #include "composer/Runtime/Mds.h"
 
 #include "Measure.h"
+#include "Order.h"
 
 #include <algorithm>
 #include <charconv>
@@ -53,7 +55,14 @@ const char *usage =
     "       composer-data inspect DIR\n"
     "       composer-data throughput ROOT [--size N] [--batch-size B] "
     "[--workers W] [--batches K]\n"
-    "       composer-data decode FILE --out RAW\n";
+    "       composer-data decode FILE --out RAW\n"
+    "       composer-data order LOCAL [--shuffle-algo A] [--seed S] "
+    "[--epoch E]\n"
+    "                     [--num-canonical-nodes C] [--shuffle-block-size B]\n"
+    "                     [--world-size W] [--nodes N] [--rank R] "
+    "[--workers K]\n"
+    "                     [--batch-size N] [--sample-in-epoch S]\n"
+    "                     [--partition-algo orig|relaxed] [--no-shuffle]\n";
 
 //===----------------------------------------------------------------------===//
 // Image folders
@@ -426,6 +435,8 @@ int main(int argc, char **argv) {
       return composer::data::throughput(args);
     if (command == "decode")
       return composer::data::decode(args);
+    if (command == "order")
+      return composer::data::printOrder(args);
     throw UsageError("unknown command '" + command + "'");
   } catch (const UsageError &e) {
     std::cerr << "composer-data: " << e.what() << "\n" << usage;

@@ -10,6 +10,7 @@
 #include "Recipe.h"
 #include "CompilerPlugin.h"
 #include "RecipeReader.h"
+#include "RecipeStreaming.h"
 #include "RecipeTree.h"
 
 #include "composer/Runtime/Algorithms.h"
@@ -384,6 +385,8 @@ public:
     imageCuts(spec, options.transforms);
     options.transforms.channelsLast =
         reader.boolean(spec, "channels_last", false);
+    if (plan.type == "mds")
+      readStreamingOrder(reader, spec, options);
     plan.skipBadSamples = reader.boolean(spec, "skip_bad_samples", false);
     if (options.batchSize <= 0)
       reader.error(spec.loc, "'batch_size' must be positive");
@@ -842,6 +845,7 @@ buildConfig(llvm::SourceMgr &sourceMgr, const RecipeValue &root,
     plan->options.seed = config.seed;
     plan->options.rank = env.rank;
     plan->options.worldSize = env.worldSize;
+    plan->options.ranksPerNode = env.localWorldSize;
     // uint8 images cross to an accelerator and are normalized there.
     plan->options.transforms.normalizeOnDevice = !config.device.is_cpu();
   }

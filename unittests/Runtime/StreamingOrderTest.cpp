@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "composer/Runtime/StreamingOrder.h"
+#include "composer/Runtime/Data.h"
 #include "composer/Runtime/NumpyRandom.h"
 
 #include "TestFiles.h"
@@ -196,16 +197,16 @@ TEST(StreamingOrderTest,
     }
     ASSERT_EQ(int64_t(seen.size()), 96);
     for (int64_t rank = 0; rank < after; ++rank)
-      for (auto &b : streamingRankOrder(spec, {1, after, 1, rank}, batch,
-                                        epoch, 96))
+      for (auto &b :
+           streamingRankOrder(spec, {1, after, 1, rank}, batch, epoch, 96))
         seen.insert(b.begin(), b.end());
     // The same samples as an epoch run whole at the new world size: none
     // skipped, and none repeated beyond Streaming's own padding (with 2
     // canonical nodes, 423 samples repeat one).
     std::multiset<int64_t> whole;
     for (int64_t rank = 0; rank < after; ++rank)
-      for (auto &b : streamingRankOrder(spec, {1, after, 1, rank}, batch,
-                                        epoch, 0))
+      for (auto &b :
+           streamingRankOrder(spec, {1, after, 1, rank}, batch, epoch, 0))
         whole.insert(b.begin(), b.end());
     EXPECT_EQ(seen, whole) << before << " -> " << after;
     EXPECT_EQ(std::set<int64_t>(seen.begin(), seen.end()).size(), 423u);
@@ -230,4 +231,81 @@ TEST(StreamingOrderTest, RefusesWhatStreamingRefuses) {
   EXPECT_THROW(streamChoices({absolute}, {10}, 20, 1), std::invalid_argument);
   EXPECT_THROW(streamingPartition("orig", 100, 3, {2, 1, 1, 0}, 4, 0),
                std::invalid_argument); // 3 canonical nodes on 2 nodes
+}
+
+namespace {
+
+/// 423 samples whose targets are their indices, in Streaming's order on
+/// `worldSize` ranks of one node.
+DataLoaderOptions streamingOptions(int worldSize, int rank) {
+  DataLoaderOptions options;
+  options.batchSize = 8;
+  options.numWorkers = 2;
+  options.worldSize = worldSize;
+  options.rank = rank;
+  StreamingOrderSpec spec;
+  spec.samplesPerShard = {50, 50, 50, 50, 50, 50, 50, 50, 23};
+  spec.numCanonicalNodes = 2;
+  spec.shuffleBlockSize = 64;
+  options.streaming = spec;
+  return options;
+}
+
+std::shared_ptr<const Dataset> indexDataset() {
+  return std::make_shared<TensorDataset>(
+      torch::arange(423, torch::kFloat).unsqueeze(1),
+      torch::arange(423, torch::kLong));
+}
+
+std::vector<int64_t> targets(const Batch &batch) {
+  torch::Tensor t = batch.target.contiguous();
+  return std::vector<int64_t>(t.data_ptr<int64_t>(),
+                              t.data_ptr<int64_t>() + t.numel());
+}
+
+} // namespace
+
+TEST(StreamingOrderTest, DataLoaderGivesStreamingsBatches) {
+  for (int rank = 0; rank < 2; ++rank) {
+    DataLoader loader(indexDataset(), streamingOptions(2, rank));
+    auto expected = streamingRankOrder(*loader.options().streaming,
+                                       {1, 2, 2, rank}, 8, 1, 0);
+    EXPECT_EQ(loader.batchesPerEpoch(), int64_t(expected.size()));
+    loader.startEpoch(1);
+    for (const auto &batch : expected)
+      ASSERT_EQ(targets(*loader.next()), batch);
+    EXPECT_FALSE(loader.next());
+  }
+}
+
+TEST(StreamingOrderTest, DataLoaderResumesOnAnotherWorldSize) {
+  const int64_t epoch = 2;
+  for (auto [before, after] : {std::pair{2, 1}, std::pair{1, 2}}) {
+    std::multiset<int64_t> seen, whole;
+    const int64_t batchesRead = 12 / before;
+    for (int rank = 0; rank < before; ++rank) {
+      DataLoader loader(indexDataset(), streamingOptions(before, rank));
+      loader.startEpoch(epoch);
+      for (int64_t b = 0; b < batchesRead; ++b)
+        for (int64_t id : targets(*loader.next()))
+          seen.insert(id);
+    }
+    for (int rank = 0; rank < after; ++rank) {
+      DataLoader resumed(indexDataset(), streamingOptions(after, rank));
+      int64_t left = resumed.resumeEpoch(epoch, batchesRead, 96);
+      int64_t given = 0;
+      while (auto batch = resumed.next()) {
+        ++given;
+        for (int64_t id : targets(*batch))
+          seen.insert(id);
+      }
+      EXPECT_EQ(given, left);
+      DataLoader uninterrupted(indexDataset(), streamingOptions(after, rank));
+      uninterrupted.startEpoch(epoch);
+      while (auto batch = uninterrupted.next())
+        for (int64_t id : targets(*batch))
+          whole.insert(id);
+    }
+    EXPECT_EQ(seen, whole) << before << " -> " << after;
+  }
 }

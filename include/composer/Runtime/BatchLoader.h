@@ -63,6 +63,17 @@ public:
   /// Starts `epoch` at batch `firstBatch` (to resume mid-epoch). Replaces any
   /// epoch in progress.
   virtual void startEpoch(int64_t epoch, int64_t firstBatch = 0) = 0;
+  /// Resumes `epoch` where a run stopped after `firstBatch` batches that
+  /// held `sampleInEpoch` samples of all ranks. A loader whose global order
+  /// is the same at every world size continues it after those samples even
+  /// when the run had another world size; others start at `firstBatch`.
+  /// Returns the batches left in the epoch.
+  virtual int64_t resumeEpoch(int64_t epoch, int64_t firstBatch,
+                              int64_t sampleInEpoch) {
+    (void)sampleInEpoch;
+    startEpoch(epoch, firstBatch);
+    return batchesPerEpoch() - firstBatch;
+  }
   /// The next batch of the current epoch, or nullopt at its end.
   virtual std::optional<Batch> next() = 0;
 

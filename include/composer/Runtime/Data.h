@@ -12,6 +12,7 @@
 #include "composer/Runtime/BatchLoader.h"
 #include "composer/Runtime/Dataset.h"
 #include "composer/Runtime/SampleTransform.h"
+#include "composer/Runtime/StreamingOrder.h"
 
 #include <torch/torch.h>
 
@@ -24,6 +25,8 @@
 #include <vector>
 
 namespace composer::runtime {
+
+struct EpochOrder;
 
 /// torchvision's RandomResizedCrop: a region of `scale` of the image's area
 /// and aspect ratio (width / height) in `ratio`, resized to height x width.
@@ -87,8 +90,15 @@ struct DataLoaderOptions {
   int worldSize = 1;
   /// Shuffling a dataset stored in shards (Dataset::shardStarts) shuffles the
   /// shards, then the samples within consecutive blocks of this many, so a
-  /// worker reads few shards at a time (Streaming's py1b).
+  /// worker reads few shards at a time.
   int64_t shuffleBlockSize = 1 << 18;
+  /// MosaicML Streaming's order instead (StreamingOrder.h): the batches a
+  /// StreamingDataset with these arguments gives this rank through a torch
+  /// DataLoader with max(1, numWorkers) workers. Its samplesPerShard, when
+  /// empty, are the dataset's shards; `shuffle` above decides shuffling.
+  std::optional<StreamingOrderSpec> streaming;
+  /// Ranks on each node, for Streaming's partition (0: all on one node).
+  int ranksPerNode = 0;
   /// Per-sample augmentations of images, in the order they run within their
   /// stage (SampleTransform.h).
   std::vector<std::shared_ptr<const SampleTransform>> sampleTransforms;
@@ -110,6 +120,10 @@ public:
   const DataLoaderOptions &options() const { return options_; }
 
   void startEpoch(int64_t epoch, int64_t firstBatch = 0) override;
+  /// With Streaming's order, continues the epoch's global order after
+  /// `sampleInEpoch` samples at any world size.
+  int64_t resumeEpoch(int64_t epoch, int64_t firstBatch,
+                      int64_t sampleInEpoch) override;
   std::optional<Batch> next() override;
 
   /// Throws std::invalid_argument unless the samples are images.
@@ -129,9 +143,13 @@ public:
 
 private:
   struct Prefetcher;
+  void begin(std::shared_ptr<const EpochOrder> order, int64_t epoch,
+             int64_t firstBatch);
   std::shared_ptr<const Dataset> dataset_;
   DataLoaderOptions options_;
-  torch::Tensor order_; // this epoch's sample order (this rank's share)
+  int64_t batchesPerEpoch_ = 0, samplesPerEpoch_ = 0;
+  /// This epoch's batches (this rank's share).
+  std::shared_ptr<const EpochOrder> order_;
   int64_t epoch_ = 0;
   int64_t nextBatch_ = 0;
   std::unique_ptr<Prefetcher> prefetcher_;

@@ -25,6 +25,8 @@ struct DistributedEnv {
   int rank = 0;
   int worldSize = 1;
   int localRank = 0;
+  /// Ranks on this node (LOCAL_WORLD_SIZE; absent: every rank).
+  int localWorldSize = 1;
   std::string masterAddr = "127.0.0.1";
   int masterPort = 29500;
 

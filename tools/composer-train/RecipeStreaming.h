@@ -1,0 +1,27 @@
+//===- RecipeStreaming.h - StreamingDataset's arguments in a recipe -*- C++
+//-*-===//
+//
+// The keys of an `mds` data section that MosaicML Streaming's
+// StreamingDataset takes for its sample order (docs/data-formats.md lists
+// each, supported or not).
+//
+//===----------------------------------------------------------------------===//
+#ifndef COMPOSER_TRAIN_RECIPESTREAMING_H
+#define COMPOSER_TRAIN_RECIPESTREAMING_H
+
+#include "RecipeReader.h"
+
+#include "composer/Runtime/Data.h"
+
+namespace composer::train {
+
+/// shuffle_algo (Streaming's, default py1e, or `composer` for the loader's
+/// own order), shuffle_seed, shuffle_block_size, num_canonical_nodes,
+/// partition_algo, sampling_method and sampling_granularity, into
+/// `options` (its streaming order, or its shuffleBlockSize for `composer`).
+void readStreamingOrder(RecipeReader &reader, const RecipeValue &spec,
+                        runtime::DataLoaderOptions &options);
+
+} // namespace composer::train
+
+#endif // COMPOSER_TRAIN_RECIPESTREAMING_H
