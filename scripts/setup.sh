@@ -11,7 +11,7 @@ packages=(
   cmake ninja-build g++ git
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libtorch-dev libgtest-dev zlib1g-dev libgloo-dev
-  libzstd-dev libssl-dev libxxhash-dev nlohmann-json3-dev
+  libzstd-dev libssl-dev libxxhash-dev nlohmann-json3-dev libcurl4-openssl-dev
   libjpeg62-turbo-dev libpng-dev
   libopenblas0-openmp
   pybind11-dev python3-dev python3-pytest

@@ -328,11 +328,13 @@ struct ShardEntry {
   std::vector<std::pair<std::string, std::string>> rawHashes;
   mutable std::atomic<bool> rawHashesChecked{false};
 
-  // What checkFile checks, from the index (which outlives the checks).
+  // What checkFile checks, from the index (Impl::index, kept).
   const nlohmann::json *fileInfo = nullptr, *rawInfo = nullptr;
   std::vector<std::string> hashNames;
   int64_t fileBytes = 0;
   std::string indexPath;
+  /// The file read, relative to the directory (its name in a remote).
+  std::string fileName;
 };
 
 } // namespace
@@ -401,6 +403,7 @@ struct MdsReader::Impl {
   std::vector<MdsShard> shardInfos;
   std::vector<std::unique_ptr<ShardEntry>> shards;
   int64_t size = 0;
+  json index;
 
   // Decompressed shards, most recently used first.
   using Future = std::shared_future<std::shared_ptr<const ShardBytes>>;
@@ -416,8 +419,17 @@ struct MdsReader::Impl {
   void openShard(size_t s, const json &obj, const std::string &indexPath);
   /// Maps the shard's file and checks its size, hashes and header.
   void checkFile(ShardEntry &entry) const;
+  /// The decompressed shard's hashes, checked on first decompression.
+  void collectRawHashes(ShardEntry &entry) const;
+  /// Maps `path` as shard `entry`'s file, checked as checkFile checks it.
+  std::shared_ptr<const MappedFile> mapChecked(const ShardEntry &entry,
+                                               const std::string &path) const;
   ShardBytes bytes(int64_t shard) const;
-  std::shared_ptr<const ShardBytes> decompress(int64_t shard) const;
+  std::shared_ptr<const ShardBytes> decompress(int64_t shard,
+                                               const MappedFile &file) const;
+  /// From the remote: downloads the shard unless cached, leases and maps
+  /// it, decompressing it when compressed.
+  std::shared_ptr<const ShardBytes> fetchRemote(int64_t shard) const;
 };
 
 namespace {
@@ -634,10 +646,12 @@ void MdsReader::Impl::openShard(size_t s, const json &obj,
   // compressed one.
   const json *used = &raw;
   std::string path = rawPath;
+  entry->fileName = basename(raw, "raw_data");
   int64_t expectedBytes = info.rawBytes;
   if (zip && !isRegularFile(rawPath)) {
     used = zip;
-    path = joinPath(dir, basename(*zip, "zip_data"));
+    entry->fileName = basename(*zip, "zip_data");
+    path = joinPath(dir, entry->fileName);
     expectedBytes =
         nonNegative(field(*zip, "bytes", indexPath, s), "bytes", indexPath, s);
     info.compressed = true;
@@ -655,29 +669,36 @@ void MdsReader::Impl::openShard(size_t s, const json &obj,
 }
 
 void MdsReader::Impl::checkFile(ShardEntry &entry) const {
+  if (!isRegularFile(entry.info.path))
+    throw std::runtime_error(entry.info.path +
+                             ": missing shard file (listed in " +
+                             entry.indexPath + ")");
+  entry.file = mapChecked(entry, entry.info.path);
+  collectRawHashes(entry);
+}
+
+void MdsReader::Impl::collectRawHashes(ShardEntry &entry) const {
+  if (options.verifyHashes && entry.info.compressed)
+    if (auto it = entry.rawInfo->find("hashes");
+        it != entry.rawInfo->end() && it->is_object())
+      for (const std::string &name : entry.hashNames)
+        if (it->contains(name) && (*it)[name].is_string())
+          entry.rawHashes.emplace_back(name, (*it)[name]);
+}
+
+std::shared_ptr<const MappedFile>
+MdsReader::Impl::mapChecked(const ShardEntry &entry,
+                            const std::string &path) const {
   const MdsShard &info = entry.info;
-  const std::string &path = info.path;
-  const std::string &indexPath = entry.indexPath;
-  const std::vector<std::string> &hashNames = entry.hashNames;
-  const json &raw = *entry.rawInfo;
-  int64_t expectedBytes = entry.fileBytes;
-  if (!isRegularFile(path))
-    throw std::runtime_error(path + ": missing shard file (listed in " +
-                             indexPath + ")");
-  entry.file = std::make_shared<MappedFile>(path);
-  const MappedFile &file = *entry.file;
-  if (int64_t(file.size()) != expectedBytes)
+  auto mapped = std::make_shared<MappedFile>(path);
+  const MappedFile &file = *mapped;
+  if (int64_t(file.size()) != entry.fileBytes)
     throw std::runtime_error(path + ": " + std::to_string(file.size()) +
                              " bytes, the index says " +
-                             std::to_string(expectedBytes));
-  if (options.verifyHashes) {
-    checkHashes(hashNames, *entry.fileInfo, file.data(), file.size(), path);
-    if (info.compressed)
-      if (auto it = raw.find("hashes"); it != raw.end() && it->is_object())
-        for (const std::string &name : hashNames)
-          if (it->contains(name) && (*it)[name].is_string())
-            entry.rawHashes.emplace_back(name, (*it)[name]);
-  }
+                             std::to_string(entry.fileBytes));
+  if (options.verifyHashes)
+    checkHashes(entry.hashNames, *entry.fileInfo, file.data(), file.size(),
+                path);
 
   // The header: the sample count, and offsets from the header's end to the
   // raw shard's size.
@@ -696,6 +717,7 @@ void MdsReader::Impl::checkFile(ShardEntry &entry) const {
               .first;
     checkHeader(prefix.data(), got, info.samples, info.rawBytes, path);
   }
+  return mapped;
 }
 
 MdsReader::MdsReader(const std::string &dir, const MdsOptions &options)
@@ -705,7 +727,10 @@ MdsReader::MdsReader(const std::string &dir, const MdsOptions &options)
   if (impl_->options.cachedShards < 1)
     impl_->options.cachedShards = 1;
   std::string indexPath = joinPath(dir, "index.json");
-  json index;
+  if (impl_->options.remote)
+    impl_->options.remote->fetch("index.json", nullptr);
+  // Shard entries point into the index: it lives as long as the reader.
+  json &index = impl_->index;
   {
     MappedFile file(indexPath);
     index = json::parse(file.data(), file.data() + file.size(), nullptr,
@@ -726,6 +751,14 @@ MdsReader::MdsReader(const std::string &dir, const MdsOptions &options)
     throw std::runtime_error(indexPath + ": no shards");
   for (size_t s = 0; s < shards->size(); ++s)
     impl_->openShard(s, (*shards)[s], indexPath);
+  if (impl_->options.remote) {
+    // Shards are downloaded, and checked, when first read.
+    for (auto &shard : impl_->shards)
+      impl_->collectRawHashes(*shard);
+    if (impl_->size == 0)
+      throw std::runtime_error(indexPath + ": no samples");
+    return;
+  }
 
   // Hashing reads every shard file: on several threads. The error reported
   // is the first shard's in index order, whatever the threads' timing.
@@ -800,14 +833,15 @@ std::string MdsReader::describe(int64_t index) const {
   return info.path + " row " + std::to_string(index - info.firstSample);
 }
 
-std::shared_ptr<const ShardBytes> MdsReader::Impl::decompress(int64_t s) const {
+std::shared_ptr<const ShardBytes>
+MdsReader::Impl::decompress(int64_t s, const MappedFile &file) const {
   const ShardEntry &entry = *shards[s];
   const MdsShard &info = entry.info;
   size_t rawBytes = size_t(info.rawBytes);
   // One byte past the raw size: a shard that decompresses to more fills it.
   std::shared_ptr<uint8_t[]> buffer(new uint8_t[rawBytes + 1]);
-  auto [got, complete] = zstdDecompress(entry.file->data(), entry.file->size(),
-                                        buffer.get(), rawBytes + 1, info.path);
+  auto [got, complete] = zstdDecompress(file.data(), file.size(), buffer.get(),
+                                        rawBytes + 1, info.path);
   if (got != rawBytes || !complete)
     throw DataError(info.path + ": decompresses to " +
                     (got > rawBytes ? "more than " + std::to_string(rawBytes)
@@ -831,9 +865,36 @@ std::shared_ptr<const ShardBytes> MdsReader::Impl::decompress(int64_t s) const {
   return bytes;
 }
 
+std::shared_ptr<const ShardBytes>
+MdsReader::Impl::fetchRemote(int64_t s) const {
+  const ShardEntry &entry = *shards[s];
+  struct Held {
+    ShardCache::Lease lease;
+    std::shared_ptr<const MappedFile> file;
+    std::shared_ptr<const ShardBytes> decompressed;
+  };
+  auto held = std::make_shared<Held>();
+  options.remote->fetch(
+      entry.fileName,
+      [&](const std::string &downloaded) { mapChecked(entry, downloaded); },
+      &held->lease);
+  held->file = mapChecked(entry, entry.info.path);
+  auto bytes = std::make_shared<ShardBytes>();
+  if (entry.info.compressed) {
+    held->decompressed = decompress(s, *held->file);
+    bytes->data = held->decompressed->data;
+    bytes->size = held->decompressed->size;
+  } else {
+    bytes->data = held->file->data();
+    bytes->size = held->file->size();
+  }
+  bytes->owner = std::move(held);
+  return bytes;
+}
+
 ShardBytes MdsReader::Impl::bytes(int64_t s) const {
   const ShardEntry &entry = *shards[s];
-  if (!entry.info.compressed)
+  if (!entry.info.compressed && !options.remote)
     return {entry.file->data(), entry.file->size(), entry.file};
 
   Future future;
@@ -860,7 +921,8 @@ ShardBytes MdsReader::Impl::bytes(int64_t s) const {
   }
   if (mine) {
     try {
-      promise.set_value(decompress(s));
+      promise.set_value(options.remote ? fetchRemote(s)
+                                       : decompress(s, *entry.file));
     } catch (...) {
       // A shard that fails stays failed until evicted: each of its rows
       // fails fast instead of decompressing it again.

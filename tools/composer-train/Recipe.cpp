@@ -291,6 +291,8 @@ public:
     bool skipBadSamples = false;
     SyntheticSpec synthetic;
     MdsOptions mds;
+    std::string remote;
+    RemoteOptions remoteOptions;
     DataLoaderOptions options;
   };
 
@@ -349,6 +351,8 @@ public:
       if (plan.mds.cachedShards < 1)
         reader.error(reader.get(spec, "cached_shards")->loc,
                      "'cached_shards' must be at least 1");
+      plan.remote =
+          readStreamingRemote(reader, spec, plan.remoteOptions, plan.mds);
     } else if (plan.type == "synthetic") {
       SyntheticSpec &synthetic = plan.synthetic;
       synthetic.numSamples =
@@ -546,9 +550,14 @@ public:
         return openImageList(plan.index->scalar, root);
       return openImageFolder(root);
     }
-    if (plan.type == "mds")
+    if (plan.type == "mds") {
+      MdsOptions mds = plan.mds;
+      if (!plan.remote.empty())
+        mds.remote = std::make_shared<ShardCache>(
+            plan.remote, plan.path->scalar, plan.remoteOptions);
       return openMds(plan.path->scalar, plan.inputColumn, plan.targetColumn,
-                     plan.mds, plan.columns);
+                     mds, plan.columns);
+    }
     return makeSynthetic(plan.synthetic);
   }
 
@@ -569,6 +578,17 @@ public:
       reader.error(blame->loc, e.what());
       return nullptr;
     }
+    DataLoaderOptions options = plan.options;
+    if (const auto *mds = dynamic_cast<const MdsDataset *>(dataset.get());
+        mds && options.streaming) {
+      // Streaming shuffles by shard; a limit keeps the first shards' samples.
+      int64_t left = plan.limit ? plan.limitCount : mds->size();
+      for (const MdsShard &shard : mds->reader().shards()) {
+        options.streaming->samplesPerShard.push_back(
+            std::min(shard.samples, std::max<int64_t>(left, 0)));
+        left -= shard.samples;
+      }
+    }
     if (plan.limit) {
       if (plan.limitCount <= 0 || plan.limitCount > dataset->size()) {
         reader.error(plan.limit->loc,
@@ -580,7 +600,7 @@ public:
     if (plan.skipBadSamples)
       dataset = std::make_shared<SkipBadSamples>(std::move(dataset));
     try {
-      return std::make_shared<DataLoader>(dataset, plan.options);
+      return std::make_shared<DataLoader>(dataset, options);
     } catch (const std::exception &e) {
       reader.error(plan.node->loc,
                    Twine("bad '") + plan.key + "': " + e.what());

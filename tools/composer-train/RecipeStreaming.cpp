@@ -69,4 +69,46 @@ void readStreamingOrder(RecipeReader &reader, const RecipeValue &spec,
   options.streaming = std::move(order);
 }
 
+std::string readStreamingRemote(RecipeReader &reader, const RecipeValue &spec,
+                                RemoteOptions &remote, MdsOptions &mds) {
+  std::string url = reader.string(spec, "remote", "");
+  if (const RecipeValue *value = reader.get(spec, "remote")) {
+    try {
+      downloaderFor(url);
+    } catch (const std::exception &e) {
+      reader.error(value->loc, e.what());
+    }
+  }
+  if (const RecipeValue *retry = reader.get(spec, "download_retry")) {
+    remote.retry = int(reader.integer(spec, "download_retry", remote.retry));
+    if (remote.retry < 0)
+      reader.error(retry->loc, "'download_retry' must not be negative");
+  }
+  if (const RecipeValue *timeout = reader.get(spec, "download_timeout")) {
+    remote.timeoutSeconds =
+        reader.number(spec, "download_timeout", remote.timeoutSeconds);
+    if (!(remote.timeoutSeconds > 0))
+      reader.error(timeout->loc, "'download_timeout' must be positive");
+  }
+  if (const RecipeValue *limit = reader.get(spec, "cache_limit")) {
+    try {
+      remote.cacheLimit = parseMdsSize(limit->scalar);
+    } catch (const std::exception &e) {
+      reader.error(limit->loc, std::string("'cache_limit': ") + e.what());
+    }
+  }
+  if (const RecipeValue *hash = reader.get(spec, "validate_hash")) {
+    // Every hash the index lists is checked; naming one asks for checks.
+    if (!isMdsHash(hash->scalar))
+      reader.error(hash->loc, "unknown validate_hash '" + hash->scalar + "'");
+    mds.verifyHashes = true;
+  }
+  if ((remote.cacheLimit || reader.get(spec, "download_retry") ||
+       reader.get(spec, "download_timeout")) &&
+      url.empty())
+    reader.error(spec.loc, "download_retry, download_timeout and "
+                           "cache_limit need a 'remote'");
+  return url;
+}
+
 } // namespace composer::train

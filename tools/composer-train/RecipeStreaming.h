@@ -12,6 +12,8 @@
 #include "RecipeReader.h"
 
 #include "composer/Runtime/Data.h"
+#include "composer/Runtime/Mds.h"
+#include "composer/Runtime/Remote.h"
 
 namespace composer::train {
 
@@ -21,6 +23,14 @@ namespace composer::train {
 /// `options` (its streaming order, or its shuffleBlockSize for `composer`).
 void readStreamingOrder(RecipeReader &reader, const RecipeValue &spec,
                         runtime::DataLoaderOptions &options);
+
+/// Where an mds section's shards come from: `remote` (a directory, file://
+/// or http(s):// URL), download_retry, download_timeout, cache_limit and
+/// validate_hash. Returns the remote, empty when the shards are local; a
+/// scheme without a downloader is an error at its line.
+std::string readStreamingRemote(RecipeReader &reader, const RecipeValue &spec,
+                                runtime::RemoteOptions &remote,
+                                runtime::MdsOptions &mds);
 
 } // namespace composer::train
 

@@ -18,6 +18,7 @@
 #define COMPOSER_RUNTIME_MDS_H
 
 #include "composer/Runtime/Dataset.h"
+#include "composer/Runtime/Remote.h"
 
 #include <torch/torch.h>
 
@@ -90,6 +91,10 @@ struct MdsOptions {
   /// out. Shards being read by a thread stay alive until it is done, so
   /// memory is bounded by (this + reading threads) x the largest raw shard.
   int64_t cachedShards = 4;
+  /// Where shards come from when the directory (then a cache) lacks them
+  /// (Remote.h). Shards are then downloaded and checked when first read;
+  /// the last `cachedShards` read stay leased, safe from eviction.
+  std::shared_ptr<ShardCache> remote;
 };
 
 class MdsReader;
