@@ -120,6 +120,86 @@ firstSamples(std::shared_ptr<const Dataset> dataset, int64_t count) {
   return std::make_shared<FirstSamples>(std::move(dataset), count);
 }
 
+namespace {
+/// Datasets one after another, as Streaming lays out its streams' samples.
+class Concatenated final : public Dataset {
+public:
+  explicit Concatenated(std::vector<std::shared_ptr<const Dataset>> parts)
+      : parts_(std::move(parts)) {
+    for (const auto &part : parts_) {
+      starts_.push_back(size_);
+      size_ += part->size();
+    }
+  }
+  int64_t size() const override { return size_; }
+  const SampleSpec &spec() const override { return parts_[0]->spec(); }
+  Sample get(int64_t index) const override {
+    auto [part, local] = locate(index);
+    return parts_[part]->get(local);
+  }
+  Sample getCut(int64_t index, const ImageCutPlanner &plan) const override {
+    auto [part, local] = locate(index);
+    return parts_[part]->getCut(local, plan);
+  }
+  std::string describe(int64_t index) const override {
+    auto [part, local] = locate(index);
+    return parts_[part]->describe(local);
+  }
+  std::vector<int64_t> shardStarts() const override {
+    std::vector<int64_t> starts;
+    for (size_t p = 0; p < parts_.size(); ++p) {
+      std::vector<int64_t> inner = parts_[p]->shardStarts();
+      if (inner.empty())
+        inner.push_back(0);
+      for (int64_t start : inner)
+        if (starts_[p] + start < size_ &&
+            (starts.empty() || starts.back() < starts_[p] + start))
+          starts.push_back(starts_[p] + start);
+    }
+    return starts;
+  }
+
+private:
+  std::pair<size_t, int64_t> locate(int64_t index) const {
+    if (index < 0 || index >= size_)
+      throw std::out_of_range("sample " + std::to_string(index) +
+                              " outside [0, " + std::to_string(size_) + ")");
+    size_t part =
+        size_t(std::upper_bound(starts_.begin(), starts_.end(), index) -
+               starts_.begin()) -
+        1;
+    while (parts_[part]->size() == 0)
+      ++part;
+    return {part, index - starts_[part]};
+  }
+  std::vector<std::shared_ptr<const Dataset>> parts_;
+  std::vector<int64_t> starts_;
+  int64_t size_ = 0;
+};
+
+bool sameSamples(const SampleSpec &a, const SampleSpec &b) {
+  return a.kind == b.kind && a.inputType == b.inputType &&
+         a.targetType == b.targetType && a.targetShape == b.targetShape &&
+         (a.kind == SampleKind::Image ? a.inputShape.at(0) == b.inputShape.at(0)
+                                      : a.inputShape == b.inputShape) &&
+         a.columns.size() == b.columns.size();
+}
+} // namespace
+
+std::shared_ptr<const Dataset>
+concatenateDatasets(std::vector<std::shared_ptr<const Dataset>> parts) {
+  if (parts.empty())
+    throw std::invalid_argument("no datasets to concatenate");
+  for (size_t p = 1; p < parts.size(); ++p)
+    if (!sameSamples(parts[0]->spec(), parts[p]->spec()))
+      throw std::invalid_argument(
+          "dataset " + std::to_string(p) +
+          " holds samples of another kind, shape or type than dataset 0's");
+  if (parts.size() == 1)
+    return parts[0];
+  return std::make_shared<Concatenated>(std::move(parts));
+}
+
 struct SkipBadSamples::Log {
   std::mutex mutex;
   std::set<int64_t> skipped;

@@ -293,6 +293,8 @@ public:
     MdsOptions mds;
     std::string remote;
     RemoteOptions remoteOptions;
+    std::vector<StreamPlan> streams;
+    std::optional<int64_t> epochSize;
     DataLoaderOptions options;
   };
 
@@ -340,7 +342,12 @@ public:
                                    "'root' (DIR/<class>/<image>) or 'index' (a "
                                    "file of 'path label' lines)");
     } else if (plan.type == "mds") {
-      plan.path = reader.require(spec, "local", key);
+      plan.streams = readStreams(reader, spec, plan.epochSize);
+      if (plan.streams.empty())
+        plan.path = reader.require(spec, "local", key);
+      else if (const RecipeValue *local = reader.get(spec, "local"))
+        reader.error(local->loc, "give either 'streams' or 'remote'/'local', "
+                                 "not both (as Streaming)");
       plan.inputColumn = reader.string(spec, "input", "image");
       plan.targetColumn = reader.string(spec, "target", "label");
       plan.columns = reader.strings(spec, "columns");
@@ -353,6 +360,10 @@ public:
                      "'cached_shards' must be at least 1");
       plan.remote =
           readStreamingRemote(reader, spec, plan.remoteOptions, plan.mds);
+      if (!plan.streams.empty() && !plan.remote.empty())
+        reader.error(reader.get(spec, "remote")->loc,
+                     "give either 'streams' or 'remote'/'local', not both "
+                     "(as Streaming)");
     } else if (plan.type == "synthetic") {
       SyntheticSpec &synthetic = plan.synthetic;
       synthetic.numSamples =
@@ -389,8 +400,15 @@ public:
     imageCuts(spec, options.transforms);
     options.transforms.channelsLast =
         reader.boolean(spec, "channels_last", false);
-    if (plan.type == "mds")
+    if (plan.type == "mds") {
       readStreamingOrder(reader, spec, options);
+      if ((!plan.streams.empty() || plan.epochSize) && !options.streaming)
+        reader.error(spec.loc, "'streams' and 'epoch_size' need Streaming's "
+                               "order, not shuffle_algo composer");
+      if ((plan.streams.size() > 1 || plan.epochSize) && plan.limit)
+        reader.error(plan.limit->loc, "'limit' does not combine with "
+                                      "several streams or 'epoch_size'");
+    }
     plan.skipBadSamples = reader.boolean(spec, "skip_bad_samples", false);
     if (options.batchSize <= 0)
       reader.error(spec.loc, "'batch_size' must be positive");
@@ -550,15 +568,42 @@ public:
         return openImageList(plan.index->scalar, root);
       return openImageFolder(root);
     }
-    if (plan.type == "mds") {
-      MdsOptions mds = plan.mds;
-      if (!plan.remote.empty())
-        mds.remote = std::make_shared<ShardCache>(
-            plan.remote, plan.path->scalar, plan.remoteOptions);
-      return openMds(plan.path->scalar, plan.inputColumn, plan.targetColumn,
-                     mds, plan.columns);
-    }
+    if (plan.type == "mds")
+      return openStreams(plan, nullptr);
     return makeSynthetic(plan.synthetic);
+  }
+
+  /// An mds section's streams (one without `streams`), one after another;
+  /// with `order`, their shards and weights go into it.
+  std::shared_ptr<const Dataset> openStreams(const DataPlan &plan,
+                                             StreamingOrderSpec *order) {
+    std::vector<StreamPlan> streams = plan.streams;
+    if (streams.empty())
+      streams.push_back({plan.remote, plan.path->scalar, {}, {}});
+    std::vector<std::shared_ptr<const Dataset>> parts;
+    std::vector<StreamWeight> weights;
+    std::vector<int64_t> samplesPerStream;
+    for (const StreamPlan &stream : streams) {
+      MdsOptions mds = plan.mds;
+      if (!stream.remote.empty())
+        mds.remote = std::make_shared<ShardCache>(stream.remote, stream.local,
+                                                  plan.remoteOptions);
+      auto reader = std::make_shared<const MdsReader>(stream.local, mds);
+      if (order) {
+        for (const MdsShard &shard : reader->shards())
+          order->samplesPerShard.push_back(shard.samples);
+        order->shardsPerStream.push_back(int64_t(reader->shards().size()));
+      }
+      samplesPerStream.push_back(reader->size());
+      weights.push_back(stream.weight);
+      parts.push_back(
+          std::make_shared<MdsDataset>(std::move(reader), plan.inputColumn,
+                                       plan.targetColumn, plan.columns));
+    }
+    if (order)
+      order->choosePerStream = streamChoices(
+          weights, samplesPerStream, plan.epochSize, order->shuffleSeed);
+    return concatenateDatasets(std::move(parts));
   }
 
   std::shared_ptr<BatchLoader> loadData(const DataPlan &plan) {
@@ -568,26 +613,28 @@ public:
     const RecipeValue *blame = plan.node;
     if (plan.type == "idx")
       blame = plan.images;
-    else if (plan.type == "tokens" || plan.type == "mds")
+    else if (plan.type == "tokens" || (plan.type == "mds" && plan.path))
       blame = plan.path;
     else if (plan.type == "image_folder")
       blame = plan.index ? plan.index : plan.root;
+    DataLoaderOptions options = plan.options;
     try {
-      dataset = openDataset(plan);
+      if (plan.type == "mds" && options.streaming)
+        dataset = openStreams(plan, &*options.streaming);
+      else
+        dataset = openDataset(plan);
     } catch (const std::exception &e) {
       reader.error(blame->loc, e.what());
       return nullptr;
     }
-    DataLoaderOptions options = plan.options;
-    if (const auto *mds = dynamic_cast<const MdsDataset *>(dataset.get());
-        mds && options.streaming) {
-      // Streaming shuffles by shard; a limit keeps the first shards' samples.
-      int64_t left = plan.limit ? plan.limitCount : mds->size();
-      for (const MdsShard &shard : mds->reader().shards()) {
-        options.streaming->samplesPerShard.push_back(
-            std::min(shard.samples, std::max<int64_t>(left, 0)));
-        left -= shard.samples;
+    if (plan.limit && options.streaming) {
+      // Streaming shuffles by shard: a limit keeps the first shards' samples.
+      int64_t left = plan.limitCount;
+      for (int64_t &samples : options.streaming->samplesPerShard) {
+        samples = std::min(samples, std::max<int64_t>(left, 0));
+        left -= samples;
       }
+      options.streaming->choosePerStream.clear();
     }
     if (plan.limit) {
       if (plan.limitCount <= 0 || plan.limitCount > dataset->size()) {

@@ -111,4 +111,77 @@ std::string readStreamingRemote(RecipeReader &reader, const RecipeValue &spec,
   return url;
 }
 
+std::vector<StreamPlan> readStreams(RecipeReader &reader,
+                                    const RecipeValue &spec,
+                                    std::optional<int64_t> &epochSize) {
+  std::vector<StreamPlan> plans;
+  const RecipeValue *streams = reader.get(spec, "streams");
+  if (const RecipeValue *size = reader.get(spec, "epoch_size")) {
+    epochSize = reader.integer(spec, "epoch_size", 0);
+    if (*epochSize < 0)
+      reader.error(size->loc, "'epoch_size' must not be negative");
+  }
+  if (!streams)
+    return plans;
+  std::vector<const RecipeValue *> items;
+  if (streams->kind == RecipeValue::Kind::Sequence)
+    for (const RecipeValue &item : streams->items)
+      items.push_back(&item);
+  else if (streams->kind == RecipeValue::Kind::Mapping)
+    for (const RecipeValue::Entry &entry : streams->entries) {
+      entry.used = true; // a stream's name
+      items.push_back(&entry.value);
+    }
+  if (items.empty()) {
+    reader.error(streams->loc, "'streams' must be a list or a map of "
+                               "streams, each {remote, local, proportion | "
+                               "repeat | choose}");
+    return plans;
+  }
+  for (const RecipeValue *item : items) {
+    StreamPlan plan;
+    plan.loc = item->loc;
+    if (item->kind != RecipeValue::Kind::Mapping) {
+      reader.error(item->loc, "a stream must be a mapping");
+      continue;
+    }
+    plan.remote = reader.string(*item, "remote", "");
+    if (const RecipeValue *remote = reader.get(*item, "remote")) {
+      try {
+        downloaderFor(plan.remote);
+      } catch (const std::exception &e) {
+        reader.error(remote->loc, e.what());
+      }
+    }
+    if (const RecipeValue *local = reader.require(*item, "local", "stream"))
+      plan.local = local->scalar;
+    if (reader.get(*item, "proportion"))
+      plan.weight.proportion = reader.number(*item, "proportion", 0);
+    if (reader.get(*item, "repeat"))
+      plan.weight.repeat = reader.number(*item, "repeat", 0);
+    if (reader.get(*item, "choose"))
+      plan.weight.choose = reader.integer(*item, "choose", 0);
+    plans.push_back(std::move(plan));
+  }
+  // Streaming's rules, checked now on stand-in sizes; the sizes come with
+  // the shards.
+  std::vector<StreamWeight> weights;
+  for (const StreamPlan &plan : plans)
+    weights.push_back(plan.weight);
+  try {
+    streamChoices(weights, std::vector<int64_t>(plans.size(), 1), epochSize, 0);
+  } catch (const std::invalid_argument &e) {
+    std::string what = e.what();
+    size_t stream = plans.size();
+    if (what.rfind("streams: stream ", 0) == 0)
+      stream = std::stoul(what.substr(16));
+    reader.error(stream < plans.size() ? plans[stream].loc
+                 : reader.get(spec, "epoch_size")
+                     ? reader.get(spec, "epoch_size")->loc
+                     : streams->loc,
+                 what);
+  }
+  return plans;
+}
+
 } // namespace composer::train

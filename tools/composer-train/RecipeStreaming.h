@@ -32,6 +32,21 @@ std::string readStreamingRemote(RecipeReader &reader, const RecipeValue &spec,
                                 runtime::RemoteOptions &remote,
                                 runtime::MdsOptions &mds);
 
+/// One of an mds section's `streams`.
+struct StreamPlan {
+  std::string remote, local;
+  runtime::StreamWeight weight;
+  llvm::SMLoc loc;
+};
+
+/// `streams` (a list, or a map of named streams) of {remote, local,
+/// proportion | repeat | choose}, and `epoch_size`, refusing the
+/// combinations Streaming refuses at their line. Empty without streams;
+/// then `local` (and `remote`) must be given beside them, else not.
+std::vector<StreamPlan> readStreams(RecipeReader &reader,
+                                    const RecipeValue &spec,
+                                    std::optional<int64_t> &epochSize);
+
 } // namespace composer::train
 
 #endif // COMPOSER_TRAIN_RECIPESTREAMING_H

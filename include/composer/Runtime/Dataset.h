@@ -154,6 +154,12 @@ private:
 std::shared_ptr<const Dataset>
 firstSamples(std::shared_ptr<const Dataset> dataset, int64_t count);
 
+/// The samples of `parts` one after another (Streaming's streams). Throws
+/// std::invalid_argument unless every part's samples are of one kind, shape
+/// and type.
+std::shared_ptr<const Dataset>
+concatenateDatasets(std::vector<std::shared_ptr<const Dataset>> parts);
+
 /// `dataset` with every unreadable sample replaced by the next readable one
 /// (index + 1, + 2, ... wrapping around), so the replacement depends on the
 /// data alone. Each replacement is counted and logged once per sample.
