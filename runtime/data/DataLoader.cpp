@@ -615,15 +615,30 @@ void DataLoader::begin(std::shared_ptr<const EpochOrder> order, int64_t epoch,
   order_ = std::move(order);
   epoch_ = epoch;
   nextBatch_ = firstBatch;
+  predownloaded_ = 0;
+  predownload(firstBatch);
   const int64_t batches = order_->batches();
   if (options_.numWorkers > 0 && firstBatch < batches)
     prefetcher_ = std::make_unique<Prefetcher>(dataset_, options_, order_,
                                                epoch, firstBatch, batches);
 }
 
+void DataLoader::predownload(int64_t batch) {
+  if (options_.predownload <= 0 || batch >= order_->batches())
+    return;
+  const int64_t from = std::max(predownloaded_, order_->starts[batch]);
+  const int64_t to = std::min(order_->starts[batch] + options_.predownload,
+                              order_->starts.back());
+  if (to <= from)
+    return;
+  dataset_->prefetch(order_->samples.data_ptr<int64_t>() + from, to - from);
+  predownloaded_ = to;
+}
+
 std::optional<Batch> DataLoader::next() {
   if (!order_)
     startEpoch(0);
+  predownload(nextBatch_);
   if (prefetcher_) {
     std::optional<Batch> batch = prefetcher_->next();
     if (batch)

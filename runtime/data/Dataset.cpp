@@ -99,6 +99,9 @@ public:
         starts.push_back(start);
     return starts;
   }
+  void prefetch(const int64_t *indices, int64_t count) const override {
+    dataset_->prefetch(indices, count);
+  }
 
 private:
   std::shared_ptr<const Dataset> dataset_;
@@ -157,6 +160,12 @@ public:
           starts.push_back(starts_[p] + start);
     }
     return starts;
+  }
+  void prefetch(const int64_t *indices, int64_t count) const override {
+    for (int64_t i = 0; i < count; ++i) {
+      auto [part, local] = locate(indices[i]);
+      parts_[part]->prefetch(&local, 1);
+    }
   }
 
 private:

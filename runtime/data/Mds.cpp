@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <charconv>
+#include <chrono>
 #include <cstring>
 #include <fcntl.h>
 #include <future>
@@ -335,6 +336,8 @@ struct ShardEntry {
   std::string indexPath;
   /// The file read, relative to the directory (its name in a remote).
   std::string fileName;
+  /// When a background download was last asked for (steady ms), or never.
+  mutable std::atomic<int64_t> prefetchedAt{INT64_MIN / 2};
 };
 
 } // namespace
@@ -791,7 +794,33 @@ MdsReader::MdsReader(const std::string &dir, const MdsOptions &options)
     throw std::runtime_error(indexPath + ": no samples");
 }
 
-MdsReader::~MdsReader() = default;
+MdsReader::~MdsReader() {
+  // Queued downloads check their files with this reader's entries.
+  if (impl_->options.remote)
+    impl_->options.remote->cancelPrefetches();
+}
+
+void MdsReader::prefetch(const int64_t *indices, int64_t count) const {
+  if (!impl_->options.remote)
+    return;
+  using Clock = std::chrono::steady_clock;
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          Clock::now().time_since_epoch())
+                          .count();
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t s = shardOf(indices[i]);
+    ShardEntry &entry = *impl_->shards[s];
+    // Queued again only when it is missing a while after (evicted since).
+    if (now - entry.prefetchedAt.load() < 10000 ||
+        isRegularFile(entry.info.path))
+      continue;
+    entry.prefetchedAt = now;
+    impl_->options.remote->prefetch(
+        entry.fileName, [impl = impl_.get(), &entry](const std::string &file) {
+          impl->mapChecked(entry, file);
+        });
+  }
+}
 
 const std::string &MdsReader::dir() const { return impl_->dir; }
 int64_t MdsReader::size() const { return impl_->size; }

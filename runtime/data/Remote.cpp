@@ -170,6 +170,55 @@ std::string ShardCache::url(const std::string &name) const {
   return remote_ + "/" + name;
 }
 
+ShardCache::~ShardCache() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    queue_.clear();
+  }
+  queued_.notify_all();
+  if (prefetcher_.joinable())
+    prefetcher_.join();
+}
+
+void ShardCache::prefetch(const std::string &name,
+                          std::function<void(const std::string &)> check) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (stopping_)
+    return;
+  queue_.emplace_back(name, std::move(check));
+  if (!prefetcher_.joinable())
+    prefetcher_ = std::thread([this] { prefetchLoop(); });
+  queued_.notify_all();
+}
+
+void ShardCache::cancelPrefetches() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  queue_.clear();
+  queued_.wait(lock, [&] { return !busy_; });
+}
+
+void ShardCache::prefetchLoop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    queued_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (stopping_)
+      return;
+    auto [name, check] = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    lock.unlock();
+    try {
+      fetch(name, check);
+    } catch (const std::exception &) {
+      // The reader's own fetch of this file reports the error.
+    }
+    lock.lock();
+    busy_ = false;
+    queued_.notify_all();
+  }
+}
+
 int64_t ShardCache::downloads() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return downloads_;

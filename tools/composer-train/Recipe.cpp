@@ -402,6 +402,15 @@ public:
         reader.boolean(spec, "channels_last", false);
     if (plan.type == "mds") {
       readStreamingOrder(reader, spec, options);
+      bool remote = !plan.remote.empty();
+      for (const StreamPlan &stream : plan.streams)
+        remote |= !stream.remote.empty();
+      // Streaming's default: eight batches ahead.
+      options.predownload = reader.integer(spec, "predownload",
+                                           remote ? 8 * options.batchSize : 0);
+      if (options.predownload < 0)
+        reader.error(reader.get(spec, "predownload")->loc,
+                     "'predownload' must not be negative");
       if ((!plan.streams.empty() || plan.epochSize) && !options.streaming)
         reader.error(spec.loc, "'streams' and 'epoch_size' need Streaming's "
                                "order, not shuffle_algo composer");

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -122,4 +123,22 @@ TEST(RemoteTest, RefusesSchemesWithoutADownloader) {
           << e.what();
     }
   }
+}
+
+TEST(RemoteTest, PrefetchDownloadsInTheBackground) {
+  std::string remote = makeRemote(3, 100);
+  std::string local = testutils::makeTempDir("local");
+  ShardCache cache(remote, local, {});
+  std::atomic<int> checked{0};
+  for (const char *name : {"f0", "f1", "f2"})
+    cache.prefetch(name, [&](const std::string &) { ++checked; });
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (cache.downloads() < 3 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(cache.downloads(), 3);
+  EXPECT_EQ(checked.load(), 3);
+  // The reader's own fetch finds them cached.
+  cache.fetch("f2", nullptr);
+  EXPECT_EQ(cache.downloads(), 3);
+  cache.cancelPrefetches();
 }

@@ -99,6 +99,10 @@ struct DataLoaderOptions {
   std::optional<StreamingOrderSpec> streaming;
   /// Ranks on each node, for Streaming's partition (0: all on one node).
   int ranksPerNode = 0;
+  /// Samples ahead of the one being read whose data the dataset is asked
+  /// to fetch in the background (Dataset::prefetch; Streaming's
+  /// predownload); 0: none.
+  int64_t predownload = 0;
   /// Per-sample augmentations of images, in the order they run within their
   /// stage (SampleTransform.h).
   std::vector<std::shared_ptr<const SampleTransform>> sampleTransforms;
@@ -145,6 +149,9 @@ private:
   struct Prefetcher;
   void begin(std::shared_ptr<const EpochOrder> order, int64_t epoch,
              int64_t firstBatch);
+  /// Asks the dataset for the samples up to `predownload` past batch
+  /// `batch`'s start.
+  void predownload(int64_t batch);
   std::shared_ptr<const Dataset> dataset_;
   DataLoaderOptions options_;
   int64_t batchesPerEpoch_ = 0, samplesPerEpoch_ = 0;
@@ -152,6 +159,7 @@ private:
   std::shared_ptr<const EpochOrder> order_;
   int64_t epoch_ = 0;
   int64_t nextBatch_ = 0;
+  int64_t predownloaded_ = 0; // order_ samples already asked for
   std::unique_ptr<Prefetcher> prefetcher_;
   /// readAgain's epoch and its next batch.
   int64_t againEpoch_ = 0, againBatch_ = 0;

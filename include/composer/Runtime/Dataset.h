@@ -117,6 +117,13 @@ public:
   /// (compressed shards): the first index of each block, ascending from 0.
   /// Empty when any order reads as cheaply as any other.
   virtual std::vector<int64_t> shardStarts() const { return {}; }
+  /// Samples that will be read soon: a dataset whose samples must first be
+  /// downloaded starts downloading them in the background. The default
+  /// does nothing.
+  virtual void prefetch(const int64_t *indices, int64_t count) const {
+    (void)indices;
+    (void)count;
+  }
 };
 
 /// Cuts `image` (uint8 [C, H, W]) as `cut` says: crop, pad with black
@@ -176,6 +183,9 @@ public:
   }
   std::vector<int64_t> shardStarts() const override {
     return dataset_->shardStarts();
+  }
+  void prefetch(const int64_t *indices, int64_t count) const override {
+    dataset_->prefetch(indices, count);
   }
   /// Distinct samples skipped so far.
   int64_t skipped() const;

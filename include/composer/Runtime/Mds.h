@@ -145,6 +145,9 @@ public:
   std::string cell(int64_t index, size_t column) const;
   /// "DIR/shard.00003.mds.zstd row 17", for messages.
   std::string describe(int64_t index) const;
+  /// With a remote: starts downloading the shards of these samples that
+  /// are not cached, in the background.
+  void prefetch(const int64_t *indices, int64_t count) const;
 
   /// Decodes a Scalar, StrNumber or NDArray cell to a tensor (a 0-dim one for
   /// numbers). Throws DataError naming `where` on bad bytes.
@@ -185,6 +188,9 @@ public:
   /// Compressed shards: each shard's first sample (reading in shard blocks
   /// keeps the decompression cache warm). Raw shards: empty.
   std::vector<int64_t> shardStarts() const override;
+  void prefetch(const int64_t *indices, int64_t count) const override {
+    reader_->prefetch(indices, count);
+  }
 
   int64_t shardOf(int64_t index) const { return reader_->shardOf(index); }
   const MdsReader &reader() const { return *reader_; }

@@ -15,11 +15,14 @@
 #ifndef COMPOSER_RUNTIME_REMOTE_H
 #define COMPOSER_RUNTIME_REMOTE_H
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace composer::runtime {
@@ -87,7 +90,17 @@ public:
   /// Downloads done by this object (for tests and benchmarks).
   int64_t downloads() const;
 
+  /// Queues `name` for fetch() on a background thread (Streaming's
+  /// predownload). Its errors are dropped: the reader's own fetch reports
+  /// them. `check` must stay callable until cancelPrefetches() returns.
+  void prefetch(const std::string &name,
+                std::function<void(const std::string &)> check);
+  /// Drops queued prefetches and waits for the one in progress.
+  void cancelPrefetches();
+  ~ShardCache();
+
 private:
+  void prefetchLoop();
   void download(const std::string &name, const std::string &path,
                 const std::function<void(const std::string &)> &check);
   void makeRoom(int64_t bytes, const std::string &keep);
@@ -96,6 +109,11 @@ private:
   std::unique_ptr<Downloader> downloader_;
   mutable std::mutex mutex_;
   int64_t downloads_ = 0;
+  std::condition_variable queued_;
+  std::deque<std::pair<std::string, std::function<void(const std::string &)>>>
+      queue_;
+  bool busy_ = false, stopping_ = false;
+  std::thread prefetcher_;
 };
 
 } // namespace composer::runtime
