@@ -9,7 +9,7 @@ bench/make_photo_jpegs.py (2,000 ImageNet-sized photographs):
         [--workers 1,2] [--repeat 3] [--batches K] [--batch-size 64]
         [--size 224] [--composer-data build/bin/composer-data]
         [--only composer|torchvision] [--check-pixels [N]]
-        [--resnet [--resnet-batch 64] [--resnet-steps 2]]
+        [--resnet [--resnet-batch 64] [--resnet-steps 2]] [--remote]
 
 For each worker count and each of --repeat rounds it runs both loaders, one
 after the other (the order swaps every round, so drift in the machine's
@@ -37,6 +37,21 @@ sorted file list, portrait ones included) at full scale with PIL
 (Image.open(f).convert("RGB")) and with `composer-data decode FILE --out
 RAW` (raw RGB, HWC, uint8) and expects equal bytes: both use Debian's
 libjpeg-turbo 2.1.5 with its defaults (islow IDCT, fancy upsampling).
+
+--remote measures MDS shards read from an HTTP remote against the same
+shards on local disk. ROOT is first written as raw MDS shards (`composer-data
+mds-from-folder ROOT MDS --shard-size 16mb --hashes sha1`). Each round
+then runs, one after the other (the order swaps every round):
+  local   `composer-data throughput MDS --epochs 1`: one epoch in Streaming's
+          order (py1e), from opening the index (which checks every shard's
+          hash) to the last batch;
+  remote  test/e2e_lib/serve_shards.py serving MDS (Python's http.server on
+          127.0.0.1) while `composer-data throughput CACHE --remote URL
+          --epochs 2` reads two epochs into an empty CACHE: the first
+          downloads each shard (predownload: 8 batches ahead) and checks its
+          hash, the second reads the warm cache.
+It prints the medians and the ratios remote first epoch / local and remote
+second epoch / local.
 
 --resnet times a torchvision ResNet-50 training step at SxS (batch
 --resnet-batch, default 64; SGD; under torch.autocast("cpu",
@@ -313,6 +328,64 @@ def resnet(args, medians):
     print()
 
 
+def epoch_seconds(command):
+    out = subprocess.run(command, check=True, capture_output=True, text=True,
+                         env=dict(os.environ, OMP_NUM_THREADS="1")).stdout
+    match = re.search(r"epoch_seconds:((?: [0-9.e+-]+)+)", out)
+    if not match:
+        sys.exit("no epoch_seconds in: " + out)
+    return [float(x) for x in match.group(1).split()]
+
+
+def remote(args):
+    """The first epoch from an HTTP remote, and the second from its warm
+    cache, against one epoch from local shards."""
+    tool = composer_command(args)
+    work = tempfile.mkdtemp(prefix="remote-bench-")
+    mds = os.path.join(work, "mds")
+    subprocess.run(tool + ["mds-from-folder", args.root, mds, "--shard-size",
+                           "16mb", "--hashes", "sha1"], check=True,
+                   stdout=subprocess.DEVNULL)
+    shards = [f for f in os.listdir(mds) if f.endswith(".mds")]
+    print(f"{len(shards)} shards, "
+          f"{sum(os.path.getsize(os.path.join(mds, f)) for f in shards) / 2**20:.1f}"
+          " MiB", flush=True)
+    serve = [sys.executable, os.path.join(ROOT, "test/e2e_lib/serve_shards.py")]
+    common = ["--size", str(args.size), "--batch-size", str(args.batch_size)]
+    for workers in args.workers:
+        local, first, second = [], [], []
+        for round_ in range(args.repeat):
+            def run_local():
+                local.append(epoch_seconds(
+                    tool + ["throughput", mds, "--epochs", "1", "--workers",
+                            str(workers)] + common)[0])
+
+            def run_remote():
+                cache = tempfile.mkdtemp(prefix="cache-", dir=work)
+                times = epoch_seconds(
+                    serve + [mds, "--"] + tool +
+                    ["throughput", cache, "--remote", "{url}", "--epochs", "2",
+                     "--workers", str(workers)] + common)
+                first.append(times[0])
+                second.append(times[1])
+                subprocess.run(["rm", "-rf", cache], check=True)
+
+            for run in ((run_local, run_remote) if round_ % 2 == 0 else
+                        (run_remote, run_local)):
+                run()
+            print(f"workers {workers} round {round_}: local {local[-1]:.2f} s, "
+                  f"remote first {first[-1]:.2f} s, second {second[-1]:.2f} s",
+                  flush=True)
+        ml, mf, ms = (statistics.median(x) for x in (local, first, second))
+        print()
+        print("| workers | local epoch (s) | remote first epoch (s) | x local "
+              "| remote warm epoch (s) | x local |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        print(f"| {workers} | {ml:.2f} | {mf:.2f} | {mf / ml:.3f} | {ms:.2f} "
+              f"| {ms / ml:.3f} |", flush=True)
+    subprocess.run(["rm", "-rf", work], check=True)
+
+
 def main():
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n")[0],
@@ -338,6 +411,8 @@ def main():
                         help="ResNet-50 in channels-last (with --resnet)")
     parser.add_argument("--no-throughput", action="store_true",
                         help="skip the timing (with --check-pixels)")
+    parser.add_argument("--remote", action="store_true",
+                        help="MDS shards over loopback HTTP against local")
     args = parser.parse_args()
     args.workers = [int(w) for w in args.workers.split(",") if w]
     torch.set_num_threads(1)
@@ -356,6 +431,9 @@ def main():
           f"{os.cpu_count()} CPUs, torch {torch.__version__}, PIL "
           f"{Image.__version__}", flush=True)
 
+    if args.remote:
+        remote(args)
+        return
     ok = True
     if args.check_pixels:
         ok = check_pixels(args, files)

@@ -14,6 +14,10 @@
 namespace composer::data {
 
 /// throughput ROOT [--size N] [--batch-size B] [--workers W] [--batches K]
+///   [--epochs E] [--remote URL]
+/// ROOT is an image folder, or MDS shards (index.json; with --remote, the
+/// cache they are downloaded into), read in Streaming's order. --epochs
+/// times E whole epochs one by one (the first includes opening ROOT).
 int throughput(const std::vector<std::string> &args);
 
 /// decode FILE --out RAW: RGB uint8, rows of H x W x 3, and prints "H W".

@@ -32,7 +32,7 @@ int64_t integerOption(const std::string &option, const std::string &text,
 } // namespace
 
 int printOrder(const std::vector<std::string> &args) {
-  std::string local;
+  std::string local, remote;
   StreamingOrderSpec spec;
   int64_t epoch = 0, worldSize = 1, nodes = 1, rank = 0, workers = 1,
           batchSize = 1, sampleInEpoch = 0;
@@ -75,6 +75,8 @@ int printOrder(const std::vector<std::string> &args) {
       sampleInEpoch = integerOption(arg, value, 0);
     else if (arg == "--partition-algo")
       spec.partitionAlgo = value;
+    else if (arg == "--remote")
+      remote = value;
     else
       throw std::invalid_argument("unknown option " + arg);
   }
@@ -92,6 +94,9 @@ int printOrder(const std::vector<std::string> &args) {
 
   MdsOptions options;
   options.verifyHashes = false; // the order needs the index only
+  if (!remote.empty())
+    options.remote =
+        std::make_shared<ShardCache>(remote, local, RemoteOptions{});
   MdsReader reader(local, options);
   for (const MdsShard &shard : reader.shards())
     spec.samplesPerShard.push_back(shard.samples);

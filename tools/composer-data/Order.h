@@ -7,7 +7,7 @@
 
 namespace composer::data {
 
-/// order LOCAL [--shuffle-algo A] [--seed S] [--epoch E]
+/// order LOCAL [--remote URL] [--shuffle-algo A] [--seed S] [--epoch E]
 ///   [--num-canonical-nodes C] [--shuffle-block-size B] [--world-size W]
 ///   [--nodes N] [--rank R] [--workers K] [--batch-size N]
 ///   [--sample-in-epoch S] [--partition-algo orig|relaxed] [--no-shuffle]

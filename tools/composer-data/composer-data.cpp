@@ -3,7 +3,9 @@
 //   composer-data mds-from-folder ROOT OUT [--shard-size 64mb]
 //                 [--compression zstd|zstd:N|none] [--hashes sha1,xxh64]
 //   composer-data inspect DIR
+//   composer-data inspect DIR --remote URL  (DIR: the cache)
 //   composer-data order LOCAL [options]   (Order.h)
+//   composer-data merge-index ROOT        (MergeIndex.h)
 //
 // mds-from-folder writes a torchvision-style image folder (ROOT/CLASS/FILE)
 // as MosaicML Streaming MDS shards with columns image (the files' bytes,
@@ -21,6 +23,7 @@
 #include "composer/Runtime/Mds.h"
 
 #include "Measure.h"
+#include "MergeIndex.h"
 #include "Order.h"
 
 #include <algorithm>
@@ -52,11 +55,14 @@ const char *usage =
     "usage: composer-data mds-from-folder ROOT OUT [--shard-size SIZE]\n"
     "                     [--compression zstd|zstd:N|none] "
     "[--hashes NAME,...]\n"
-    "       composer-data inspect DIR\n"
+    "       composer-data inspect DIR [--remote URL]\n"
+    "       composer-data merge-index ROOT\n"
     "       composer-data throughput ROOT [--size N] [--batch-size B] "
     "[--workers W] [--batches K]\n"
+    "                     [--epochs E] [--remote URL]\n"
     "       composer-data decode FILE --out RAW\n"
-    "       composer-data order LOCAL [--shuffle-algo A] [--seed S] "
+    "       composer-data order LOCAL [--remote URL] [--shuffle-algo A] "
+    "[--seed S] "
     "[--epoch E]\n"
     "                     [--num-canonical-nodes C] [--shuffle-block-size B]\n"
     "                     [--world-size W] [--nodes N] [--rank R] "
@@ -350,11 +356,14 @@ std::string cellSummary(const MdsColumn &column, std::string_view bytes,
   return "?";
 }
 
-int inspectMds(const std::string &dir) {
+int inspectMds(const std::string &dir, const std::string &remote) {
   MdsOptions options;
+  if (!remote.empty())
+    options.remote = std::make_shared<ShardCache>(remote, dir, RemoteOptions{});
   MdsReader reader(dir, options);
   const auto &shards = reader.shards();
-  std::cout << "MDS dataset: " << dir << "\n";
+  std::cout << "MDS dataset: " << (remote.empty() ? dir : remote)
+            << (remote.empty() ? "" : " (cached in " + dir + ")") << "\n";
   std::cout << "samples: " << reader.size() << "\n";
   std::cout << "compression: "
             << (reader.compression().empty() ? "none" : reader.compression())
@@ -405,14 +414,24 @@ int inspectFolder(const std::string &dir) {
 }
 
 int inspect(const std::vector<std::string> &args) {
-  if (args.size() != 1)
-    throw UsageError("inspect takes one DIR");
-  const std::string &dir = args[0];
+  std::string dir, remote;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--remote" && i + 1 < args.size())
+      remote = args[++i];
+    else if (dir.empty() && args[i].rfind("--", 0) != 0)
+      dir = args[i];
+    else
+      throw UsageError("inspect takes DIR [--remote URL]");
+  }
+  if (dir.empty())
+    throw UsageError("inspect takes DIR [--remote URL]");
+  if (!remote.empty())
+    return inspectMds(dir, remote);
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
     throw InputError(dir + ": not a directory");
   if (fs::exists(fs::path(dir) / "index.json", ec))
-    return inspectMds(dir);
+    return inspectMds(dir, "");
   return inspectFolder(dir);
 }
 
@@ -437,6 +456,8 @@ int main(int argc, char **argv) {
       return composer::data::decode(args);
     if (command == "order")
       return composer::data::printOrder(args);
+    if (command == "merge-index")
+      return composer::data::mergeIndex(args);
     throw UsageError("unknown command '" + command + "'");
   } catch (const UsageError &e) {
     std::cerr << "composer-data: " << e.what() << "\n" << usage;
