@@ -1,6 +1,7 @@
 //===- Measure.cpp - composer-data's measuring commands -------------------===//
 
 #include "Measure.h"
+#include "Arguments.h"
 
 #include "composer/Runtime/Data.h"
 #include "composer/Runtime/ImageCodec.h"
@@ -16,22 +17,6 @@
 using namespace composer::runtime;
 
 namespace composer::data {
-namespace {
-
-int64_t positive(const std::string &option, const std::string &text) {
-  size_t used = 0;
-  int64_t value = 0;
-  try {
-    value = std::stoll(text, &used);
-  } catch (const std::exception &) {
-  }
-  if (used != text.size() || value <= 0)
-    throw std::invalid_argument(option + " takes a positive integer, got '" +
-                                text + "'");
-  return value;
-}
-
-} // namespace
 
 int throughput(const std::vector<std::string> &args) {
   std::string root;
@@ -49,15 +34,15 @@ int throughput(const std::vector<std::string> &args) {
       throw std::invalid_argument(arg + " needs a value");
     const std::string &value = args[++i];
     if (arg == "--size")
-      size = positive(arg, value);
+      size = integerArgument(arg, value, 1);
     else if (arg == "--batch-size")
-      batchSize = positive(arg, value);
+      batchSize = integerArgument(arg, value, 1);
     else if (arg == "--workers")
-      workers = value == "0" ? 0 : positive(arg, value);
+      workers = value == "0" ? 0 : integerArgument(arg, value, 1);
     else if (arg == "--batches")
-      batches = positive(arg, value);
+      batches = integerArgument(arg, value, 1);
     else if (arg == "--epochs")
-      epochs = positive(arg, value);
+      epochs = integerArgument(arg, value, 1);
     else if (arg == "--remote")
       remote = value;
     else

@@ -1,6 +1,7 @@
 //===- Order.cpp - composer-data order: Streaming's sample order ----------===//
 
 #include "Order.h"
+#include "Arguments.h"
 
 #include "composer/Runtime/Mds.h"
 #include "composer/Runtime/StreamingOrder.h"
@@ -12,24 +13,6 @@
 using namespace composer::runtime;
 
 namespace composer::data {
-namespace {
-
-int64_t integerOption(const std::string &option, const std::string &text,
-                      int64_t minimum) {
-  size_t used = 0;
-  int64_t value = 0;
-  try {
-    value = std::stoll(text, &used);
-  } catch (const std::exception &) {
-  }
-  if (used != text.size() || value < minimum)
-    throw std::invalid_argument(option + " takes an integer of at least " +
-                                std::to_string(minimum) + ", got '" + text +
-                                "'");
-  return value;
-}
-
-} // namespace
 
 int printOrder(const std::vector<std::string> &args) {
   std::string local, remote;
@@ -54,25 +37,25 @@ int printOrder(const std::vector<std::string> &args) {
     if (arg == "--shuffle-algo")
       spec.shuffleAlgo = value;
     else if (arg == "--seed")
-      spec.shuffleSeed = uint64_t(integerOption(arg, value, 0));
+      spec.shuffleSeed = uint64_t(integerArgument(arg, value, 0));
     else if (arg == "--epoch")
-      epoch = integerOption(arg, value, 0);
+      epoch = integerArgument(arg, value, 0);
     else if (arg == "--num-canonical-nodes")
-      spec.numCanonicalNodes = integerOption(arg, value, 1);
+      spec.numCanonicalNodes = integerArgument(arg, value, 1);
     else if (arg == "--shuffle-block-size")
-      spec.shuffleBlockSize = integerOption(arg, value, 1);
+      spec.shuffleBlockSize = integerArgument(arg, value, 1);
     else if (arg == "--world-size")
-      worldSize = integerOption(arg, value, 1);
+      worldSize = integerArgument(arg, value, 1);
     else if (arg == "--nodes")
-      nodes = integerOption(arg, value, 1);
+      nodes = integerArgument(arg, value, 1);
     else if (arg == "--rank")
-      rank = integerOption(arg, value, 0);
+      rank = integerArgument(arg, value, 0);
     else if (arg == "--workers")
-      workers = integerOption(arg, value, 1);
+      workers = integerArgument(arg, value, 1);
     else if (arg == "--batch-size")
-      batchSize = integerOption(arg, value, 1);
+      batchSize = integerArgument(arg, value, 1);
     else if (arg == "--sample-in-epoch")
-      sampleInEpoch = integerOption(arg, value, 0);
+      sampleInEpoch = integerArgument(arg, value, 0);
     else if (arg == "--partition-algo")
       spec.partitionAlgo = value;
     else if (arg == "--remote")

@@ -10,6 +10,7 @@
 #include "composer/Runtime/Data.h"
 #include "composer/Runtime/NumpyRandom.h"
 
+#include "StreamingTestUtils.h"
 #include "TestFiles.h"
 
 #include <gtest/gtest.h>
@@ -179,10 +180,7 @@ TEST(StreamingOrderTest, RankOrdersEqualStreamingsThroughTorchDataLoader) {
 
 TEST(StreamingOrderTest,
      ResumingAtAnotherWorldSizeSkipsNothingAndRepeatsNothing) {
-  StreamingOrderSpec spec;
-  spec.samplesPerShard = {50, 50, 50, 50, 50, 50, 50, 50, 23};
-  spec.numCanonicalNodes = 2;
-  spec.shuffleBlockSize = 64;
+  StreamingOrderSpec spec = testutils::nineShardOrder();
   const int64_t batch = 8, epoch = 3;
   // Two ranks run 6 batches each (96 samples of the epoch), then the rest
   // runs on one rank, and the other way round.
@@ -243,11 +241,7 @@ DataLoaderOptions streamingOptions(int worldSize, int rank) {
   options.numWorkers = 2;
   options.worldSize = worldSize;
   options.rank = rank;
-  StreamingOrderSpec spec;
-  spec.samplesPerShard = {50, 50, 50, 50, 50, 50, 50, 50, 23};
-  spec.numCanonicalNodes = 2;
-  spec.shuffleBlockSize = 64;
-  options.streaming = spec;
+  options.streaming = testutils::nineShardOrder();
   return options;
 }
 

@@ -9,6 +9,7 @@
 
 #include "composer/Runtime/Trainer.h"
 
+#include "StreamingTestUtils.h"
 #include "TrainerTestUtils.h"
 
 #include <gtest/gtest.h>
@@ -42,11 +43,7 @@ TrainerConfig streamingConfig(int64_t batchSize, const std::string &folder) {
           {"id", torch::arange(423, torch::kLong)}});
   DataLoaderOptions options;
   options.batchSize = batchSize;
-  StreamingOrderSpec order;
-  order.samplesPerShard = {50, 50, 50, 50, 50, 50, 50, 50, 23};
-  order.numCanonicalNodes = 2;
-  order.shuffleBlockSize = 64;
-  options.streaming = order;
+  options.streaming = nineShardOrder();
   TrainerConfig config;
   config.model = makeLinear();
   config.trainLoader = std::make_shared<DataLoader>(dataset, options);
