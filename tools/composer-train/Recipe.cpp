@@ -358,8 +358,10 @@ public:
       if (plan.mds.cachedShards < 1)
         reader.error(reader.get(spec, "cached_shards")->loc,
                      "'cached_shards' must be at least 1");
-      plan.remote =
-          readStreamingRemote(reader, spec, plan.remoteOptions, plan.mds);
+      bool streamsHaveRemotes = llvm::any_of(
+          plan.streams, [](const StreamPlan &s) { return !s.remote.empty(); });
+      plan.remote = readStreamingRemote(reader, spec, plan.remoteOptions,
+                                        plan.mds, streamsHaveRemotes);
       if (!plan.streams.empty() && !plan.remote.empty())
         reader.error(reader.get(spec, "remote")->loc,
                      "give either 'streams' or 'remote'/'local', not both "

@@ -70,7 +70,8 @@ void readStreamingOrder(RecipeReader &reader, const RecipeValue &spec,
 }
 
 std::string readStreamingRemote(RecipeReader &reader, const RecipeValue &spec,
-                                RemoteOptions &remote, MdsOptions &mds) {
+                                RemoteOptions &remote, MdsOptions &mds,
+                                bool streamsHaveRemotes) {
   std::string url = reader.string(spec, "remote", "");
   if (const RecipeValue *value = reader.get(spec, "remote")) {
     try {
@@ -105,7 +106,7 @@ std::string readStreamingRemote(RecipeReader &reader, const RecipeValue &spec,
   }
   if ((remote.cacheLimit || reader.get(spec, "download_retry") ||
        reader.get(spec, "download_timeout")) &&
-      url.empty())
+      url.empty() && !streamsHaveRemotes)
     reader.error(spec.loc, "download_retry, download_timeout and "
                            "cache_limit need a 'remote'");
   return url;

@@ -27,10 +27,12 @@ void readStreamingOrder(RecipeReader &reader, const RecipeValue &spec,
 /// Where an mds section's shards come from: `remote` (a directory, file://
 /// or http(s):// URL), download_retry, download_timeout, cache_limit and
 /// validate_hash. Returns the remote, empty when the shards are local; a
-/// scheme without a downloader is an error at its line.
+/// scheme without a downloader is an error at its line. The download
+/// options need a remote: the section's, or its streams'.
 std::string readStreamingRemote(RecipeReader &reader, const RecipeValue &spec,
                                 runtime::RemoteOptions &remote,
-                                runtime::MdsOptions &mds);
+                                runtime::MdsOptions &mds,
+                                bool streamsHaveRemotes);
 
 /// One of an mds section's `streams`.
 struct StreamPlan {
