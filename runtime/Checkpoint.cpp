@@ -2,6 +2,7 @@
 
 #include "composer/Runtime/Checkpoint.h"
 #include "CheckpointFiles.h"
+#include "ZipIntegrity.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <caffe2/serialize/inline_container.h>
@@ -74,7 +75,8 @@ bool holdsPythonObjects(const std::string &path) {
 /// A pickle that is not composer-train's: most likely a torch.save'd
 /// state_dict (an OrderedDict, which LibTorch's unpickler reads as None) or
 /// a Composer checkpoint (Python objects).
-[[noreturn]] void failForeign(const std::string &path, const std::string &what) {
+[[noreturn]] void failForeign(const std::string &path,
+                              const std::string &what) {
   fail(path, "not a composer-train " + what +
                  ": a torch.save'd state_dict or a Composer checkpoint holds "
                  "Python objects, which composer-train does not read; load "
@@ -91,6 +93,12 @@ Dict readDict(const std::string &path, const std::string &what) {
     fail(path, "cannot open " + what);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
                           std::istreambuf_iterator<char>());
+  // LibTorch reads a damaged archive as whole: check every entry first.
+  try {
+    checkZipEntries(bytes.data(), bytes.size());
+  } catch (const std::runtime_error &error) {
+    fail(path, "corrupt or truncated " + what + " (" + error.what() + ")");
+  }
   c10::IValue loaded;
   try {
     loaded = torch::pickle_load(bytes);
@@ -232,6 +240,8 @@ Dict readCheckpoint(const std::string &path) {
   return checkpoint;
 }
 
+void verifyCheckpoint(const std::string &path) { readCheckpoint(path); }
+
 LoadReport loadCheckpoint(const std::string &path, State &state,
                           CheckpointExtras &extras,
                           const LoadOptions &options) {
@@ -360,6 +370,29 @@ LoadReport loadCheckpoint(const std::string &path, State &state,
   return report;
 }
 
+namespace {
+/// The run's checkpoints in `folder` (ep<E>-ba<B>.ckpt, files or sharded
+/// directories), oldest first, with their batch counts. Scanning the folder
+/// counts those of an earlier process of the same run too.
+std::vector<std::pair<int64_t, std::string>>
+runCheckpoints(const std::string &folder) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  std::error_code error;
+  for (const auto &entry : fs::directory_iterator(folder, error)) {
+    std::string file = entry.path().filename().string();
+    long long epoch = 0, batch = 0;
+    char tail = 0;
+    if (std::sscanf(file.c_str(), "ep%lld-ba%lld.ckp%c", &epoch, &batch,
+                    &tail) == 3 &&
+        tail == 't' && file.size() > 5 &&
+        file.compare(file.size() - 5, 5, ".ckpt") == 0)
+      found.emplace_back(batch, entry.path().string());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+} // namespace
+
 CheckpointFolder::CheckpointFolder(std::string folder, int keep,
                                    bool weightsOnly)
     : folder_(std::move(folder)), keep_(keep), weightsOnly_(weightsOnly) {
@@ -373,6 +406,9 @@ std::string CheckpointFolder::save(const State &state,
                                    const CheckpointExtras &extras) {
   std::string path = pathFor(state);
   saveCheckpoint(path, state, extras, weightsOnly_);
+  // Read back before `latest` names it and older ones are pruned: the
+  // checkpoint that verified last stays until a newer one does.
+  verifyCheckpoint(path);
   publish(path);
   return path;
 }
@@ -388,18 +424,8 @@ void CheckpointFolder::publish(const std::string &path) {
   // a directory of the same name.
   if (keep_ <= 0)
     return;
-  std::vector<std::pair<int64_t, fs::path>> existing;
-  for (const auto &entry : fs::directory_iterator(folder_)) {
-    std::string file = entry.path().filename().string();
-    long long epoch = 0, batch = 0;
-    char tail = 0;
-    if (std::sscanf(file.c_str(), "ep%lld-ba%lld.ckp%c", &epoch, &batch,
-                    &tail) == 3 &&
-        tail == 't' && file.size() > 5 &&
-        file.compare(file.size() - 5, 5, ".ckpt") == 0)
-      existing.emplace_back(batch, entry.path());
-  }
-  std::sort(existing.begin(), existing.end());
+  std::vector<std::pair<int64_t, std::string>> existing =
+      runCheckpoints(folder_);
   for (size_t i = 0; i + size_t(keep_) < existing.size(); ++i) {
     std::error_code ignored;
     fs::remove_all(existing[i].second, ignored);
@@ -422,6 +448,17 @@ std::optional<std::string> CheckpointFolder::latest() const {
   if (!fs::exists(path))
     return std::nullopt;
   return path;
+}
+
+std::vector<std::string> CheckpointFolder::candidates() const {
+  std::vector<std::pair<int64_t, std::string>> found = runCheckpoints(folder_);
+  std::vector<std::string> paths;
+  if (std::optional<std::string> named = latest())
+    paths.push_back(*named);
+  for (auto it = found.rbegin(); it != found.rend(); ++it)
+    if (paths.empty() || it->second != paths.front())
+      paths.push_back(it->second);
+  return paths;
 }
 
 } // namespace composer::runtime

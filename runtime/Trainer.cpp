@@ -290,12 +290,35 @@ void Trainer::applyAlgorithm(Algorithm &algorithm, Event event) {
   sharded_->releaseParameters(/*takeWeights=*/versions() != before);
 }
 
+std::optional<std::string>
+Trainer::newestVerified(const CheckpointFolder &folder) {
+  std::vector<std::string> candidates = folder.candidates();
+  std::string reasons;
+  for (const std::string &candidate : candidates) {
+    try {
+      verifyCheckpoint(candidate);
+      return candidate;
+    } catch (const std::runtime_error &error) {
+      // Kept on disk: someone may want to look at it.
+      warnings_.push_back(std::string("skipping a checkpoint that does not "
+                                      "verify: ") +
+                          error.what());
+      std::cerr << "composer-train: warning: " << warnings_.back() << "\n";
+      reasons += std::string("\n  ") + error.what();
+    }
+  }
+  if (!candidates.empty())
+    throw std::runtime_error("autoresume: no checkpoint in " + folder.folder() +
+                             " verifies:" + reasons);
+  return std::nullopt;
+}
+
 void Trainer::restore() {
   // Composer fires both whether or not anything is loaded.
   fire(Event::BeforeLoad);
   std::optional<std::string> path;
   if (config_.autoresume && checkpoints_)
-    path = checkpoints_->latest();
+    path = newestVerified(*checkpoints_);
   // A run that resumes its own checkpoint takes all of it.
   LoadOptions options;
   if (!path && !config_.loadPath.empty()) {

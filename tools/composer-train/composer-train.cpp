@@ -3,6 +3,7 @@
 //   composer-train recipe.yaml [key=value ...] [--autoresume]
 //                  [--plugin lib.so ...] [--metrics-jsonl=PATH]
 //                  [--eval-only] [--export=OUT.pt]
+//   composer-train --verify CKPT
 //
 // Exit status 0 when the run finishes, 1 on any error (bad recipe, bad data,
 // a NaN loss) after a diagnostic. SIGINT (Ctrl-C) or SIGTERM stops the run
@@ -86,6 +87,12 @@ static cl::opt<std::string> consolidate(
 static cl::opt<std::string>
     consolidatedPath("o", cl::desc("Where --consolidate writes"),
                      cl::value_desc("file"), cl::cat(trainCategory));
+static cl::opt<std::string> verify(
+    "verify",
+    cl::desc("Check the checkpoint CKPT (a file, or a sharded checkpoint's "
+             "directory) as a resumption reads it, the CRC-32 of every "
+             "archive entry included, then exit: 0 when it verifies"),
+    cl::value_desc("CKPT"), cl::cat(trainCategory));
 
 static cl::OptionCategory
     launchCategory("Launching several processes (torchrun's contract)");
@@ -137,6 +144,21 @@ int main(int argc, char **argv) {
       "composer-train: trains a TorchScript model from a Composer-style "
       "recipe\n\n  composer-train recipe.yaml optimizer.lr=0.05 "
       "max_duration=2ep\n");
+
+  if (!verify.empty()) {
+    if (!positional.empty()) {
+      errs() << "composer-train: error: usage: composer-train --verify CKPT\n";
+      return 1;
+    }
+    try {
+      composer::runtime::verifyCheckpoint(verify);
+    } catch (const std::exception &e) {
+      errs() << "composer-train: error: " << e.what() << "\n";
+      return 1;
+    }
+    outs() << verify << ": verified\n";
+    return 0;
+  }
 
   if (!consolidate.empty() || !consolidatedPath.empty()) {
     if (consolidate.empty() || consolidatedPath.empty() ||

@@ -21,18 +21,6 @@ using namespace composer::runtime::testutils;
 
 namespace {
 
-torch::jit::Module makeLinear() {
-  torch::manual_seed(4);
-  torch::jit::Module model("Linear");
-  model.register_parameter(
-      "weight", (torch::randn({3, 4}) * 0.1).requires_grad_(), false);
-  model.define(R"(
-    def forward(self, x):
-        return torch.matmul(x, self.weight.t())
-  )");
-  return model;
-}
-
 /// 423 samples in nine shards; each batch carries its samples' ids.
 TrainerConfig streamingConfig(int64_t batchSize, const std::string &folder) {
   torch::manual_seed(1);
@@ -45,7 +33,7 @@ TrainerConfig streamingConfig(int64_t batchSize, const std::string &folder) {
   options.batchSize = batchSize;
   options.streaming = nineShardOrder();
   TrainerConfig config;
-  config.model = makeLinear();
+  config.model = linearModel(4, 3, 4);
   config.trainLoader = std::make_shared<DataLoader>(dataset, options);
   config.optimizer.lr = 0.1;
   config.maxDuration = parseTime("1ep");

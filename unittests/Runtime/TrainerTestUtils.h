@@ -68,6 +68,22 @@ std::unique_ptr<Callback> recordByBatch(Event event, std::map<int64_t, T> &log,
   return std::make_unique<Recorder>(event, log, std::move(value));
 }
 
+/// A bias-free linear model from `inputs` features to `outputs` logits,
+/// initialized from `seed`.
+inline torch::jit::Module linearModel(int64_t inputs, int64_t outputs,
+                                      int64_t seed) {
+  torch::manual_seed(seed);
+  torch::jit::Module model("Linear");
+  model.register_parameter(
+      "weight", (torch::randn({outputs, inputs}) * 0.1).requires_grad_(),
+      false);
+  model.define(R"(
+    def forward(self, x):
+        return torch.matmul(x, self.weight.t())
+  )");
+  return model;
+}
+
 } // namespace composer::runtime::testutils
 
 #endif // COMPOSER_UNITTESTS_RUNTIME_TRAINERTESTUTILS_H

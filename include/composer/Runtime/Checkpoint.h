@@ -150,6 +150,12 @@ LoadReport loadCheckpoint(const std::string &path, State &state,
                           CheckpointExtras &extras,
                           const LoadOptions &options = {});
 
+/// Reads `path` (a checkpoint, or a sharded checkpoint's directory) as
+/// loadCheckpoint would, checking the CRC-32 of every archive entry, and
+/// changes nothing. Throws std::runtime_error naming the file, and the
+/// entry, at fault.
+void verifyCheckpoint(const std::string &path);
+
 /// Keeps the newest checkpoints of a run in one folder, named
 /// `ep<E>-ba<B>.ckpt`, with a `latest` file naming the newest.
 class CheckpointFolder {
@@ -168,8 +174,11 @@ public:
                           Communicator &communicator);
   /// Where `save` writes the checkpoint of `state`'s timestamp.
   std::string pathFor(const State &state) const;
-  /// The newest complete checkpoint, if any (for --autoresume).
+  /// The newest complete checkpoint, if any.
   std::optional<std::string> latest() const;
+  /// Every checkpoint of the folder, newest first (the one `latest` names
+  /// first), for --autoresume to take the newest that verifies.
+  std::vector<std::string> candidates() const;
   const std::string &folder() const { return folder_; }
 
 private:

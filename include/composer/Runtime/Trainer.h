@@ -220,6 +220,9 @@ private:
   void evaluateDue(bool epochBoundary, bool all = false);
   EvalResult evaluate(Evaluator &evaluator);
   void restore();
+  /// The newest checkpoint of `folder` that verifies, warning about each
+  /// newer one skipped; throws listing every one when none does.
+  std::optional<std::string> newestVerified(const CheckpointFolder &folder);
   /// restore() and the hyperparameters' logging, at the first fit,
   /// evaluation or export.
   void start();
