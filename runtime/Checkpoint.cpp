@@ -16,7 +16,11 @@
 #include <sstream>
 #include <string_view>
 
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <fnmatch.h>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -30,22 +34,44 @@ void fail(const std::string &path, const std::string &message) {
 
 void writeAtomically(const std::string &path, const char *data, size_t size,
                      const std::string &what) {
-  std::string temporary = path + ".tmp";
-  std::error_code error;
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(data, std::streamsize(size));
-    out.flush();
-    if (!out) {
-      fs::remove(temporary, error);
-      fail(path, "cannot write " + what);
+  // Written to a temporary name and flushed to the disk before the rename,
+  // and the rename flushed with its directory: after a crash of the
+  // machine, `path` is the old file or the whole new one.
+  const std::string temporary = path + ".tmp";
+  auto failWith = [&](const std::string &why) {
+    ::unlink(temporary.c_str());
+    fail(path, "cannot write " + what + ": " + why);
+  };
+  int fd =
+      ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    fail(path, "cannot write " + what + ": " + std::strerror(errno));
+  for (size_t done = 0; done < size;) {
+    ssize_t n = ::write(fd, data + done, size - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      int err = n < 0 ? errno : ENOSPC;
+      ::close(fd);
+      failWith(std::strerror(err));
     }
+    done += size_t(n);
   }
-  fs::rename(temporary, path, error);
-  if (error) {
-    std::string message = error.message();
-    fs::remove(temporary, error);
-    fail(path, "cannot write " + what + ": " + message);
+  if (::fsync(fd) != 0) {
+    int err = errno;
+    ::close(fd);
+    failWith(std::strerror(err));
+  }
+  if (::close(fd) != 0)
+    failWith(std::strerror(errno));
+  if (::rename(temporary.c_str(), path.c_str()) != 0)
+    failWith(std::strerror(errno));
+  std::string dir = fs::path(path).parent_path().string();
+  int dirFd = ::open(dir.empty() ? "." : dir.c_str(),
+                     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirFd >= 0) {
+    ::fsync(dirFd);
+    ::close(dirFd);
   }
 }
 

@@ -2,7 +2,8 @@
 //
 // Every archive entry's CRC-32 is checked when a checkpoint is read, and
 // --autoresume takes the newest checkpoint that verifies, warning about the
-// newer ones it skips and keeping them on disk.
+// newer ones it skips and keeping them on disk. A write that fails leaves
+// the previous checkpoint the newest, whole.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,8 +15,11 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+
+#include <sys/resource.h>
 
 using namespace composer::runtime;
 using namespace composer::runtime::testutils;
@@ -138,4 +142,35 @@ TEST(CheckpointIntegrityTest, AutoresumeListsEveryCheckpointWhenNoneVerifies) {
   // Nothing was deleted.
   EXPECT_TRUE(fs::exists(folder + "/ep0-ba4.ckpt"));
   EXPECT_TRUE(fs::exists(folder + "/ep0-ba2.ckpt"));
+}
+
+TEST(CheckpointIntegrityTest, AFailedWriteKeepsThePreviousCheckpoint) {
+  std::string folder = tempDir("integrity-full");
+  Trainer(smallRun(folder)).fit();
+  std::string before = folder + "/ep1-ba8.ckpt";
+  // Files may grow to 2,000 bytes, as on a full disk (EFBIG instead of
+  // ENOSPC; SIGXFSZ ignored so that the write fails instead of the process).
+  struct rlimit old;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  struct rlimit small = old;
+  small.rlim_cur = 2000;
+  auto oldHandler = std::signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  TrainerConfig longer = smallRun(folder);
+  longer.autoresume = true;
+  longer.maxDuration = parseTime("3ep");
+  std::string error = errorOf([&] { Trainer(std::move(longer)).fit(); });
+  setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, oldHandler);
+  EXPECT_NE(error.find(folder + "/ep2-ba10.ckpt: cannot write checkpoint: "),
+            std::string::npos)
+      << error;
+  // The previous checkpoint is still the newest, whole; nothing partial.
+  EXPECT_FALSE(fs::exists(folder + "/ep2-ba10.ckpt"));
+  EXPECT_FALSE(fs::exists(folder + "/ep2-ba10.ckpt.tmp"));
+  std::ifstream latest(folder + "/latest");
+  std::string name;
+  std::getline(latest, name);
+  EXPECT_EQ(name, "ep1-ba8.ckpt");
+  EXPECT_NO_THROW(verifyCheckpoint(before));
 }
