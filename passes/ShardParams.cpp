@@ -20,6 +20,7 @@
 #include "composer/Passes/Passes.h"
 
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace composer {
 #define GEN_PASS_DEF_SHARDPARAMS
@@ -125,14 +126,37 @@ struct ShardParamsPass
       return;
     }
 
-    // The units are outlined before it can be told whether each parameter
-    // belongs to one of them, so the rewrite works on a copy, taken only
-    // when that holds: a failed run leaves the model as it was.
-    OwningOpRef<ModuleOp> copy = module.clone();
-    func::FuncOp forward = lookupForward(*copy, getArgument());
+    // A module whose parameters are also read outside it (tied weights)
+    // cannot be a unit of its own: its parameters join the root unit, and
+    // the rewrite starts again without it. Each round takes out at least
+    // one module, so this ends.
+    llvm::StringMap<std::string> shared;
+    for (;;) {
+      SiteReport attempt(module, getArgument());
+      OwningOpRef<ModuleOp> copy = module.clone();
+      FailureOr<bool> done = shardCopy(*copy, *selection, shared, attempt);
+      if (failed(done))
+        return signalPassFailure();
+      if (!*done)
+        continue;
+      // The rewrite worked on a copy, taken only now that every parameter
+      // belongs to one unit: a failed run leaves the model as it was.
+      module.getBodyRegion().takeBody(copy->getBodyRegion());
+      attempt.emit("units sharded");
+      return;
+    }
+  }
+
+  /// Outlines the selected modules of `copy` into units, but those in
+  /// `shared`, and gathers each unit's parameters at its start. Returns
+  /// false, having added to `shared`, when a parameter is read in two units.
+  FailureOr<bool> shardCopy(ModuleOp copy, const UnitSelection &selection,
+                            llvm::StringMap<std::string> &shared,
+                            SiteReport &report) {
+    func::FuncOp forward = lookupForward(copy, getArgument());
     Block &body = forward.getBody().front();
     SymbolTableCollection symbolTables;
-    for (const std::string &path : selection->findModules(forward, report)) {
+    for (const std::string &path : selection.findModules(forward, report)) {
       std::string reason;
       Operation *site = nullptr;
       FailureOr<ModuleUnit> unit =
@@ -141,6 +165,13 @@ struct ShardParamsPass
         if (!reason.empty())
           report.skip(site, "module '" + path + "': " + reason +
                                 "; its parameters join the root unit");
+        continue;
+      }
+      if (auto it = shared.find(path); it != shared.end()) {
+        report.skip(unit->ops.front(),
+                    "module '" + path + "' shares parameter '" + it->second +
+                        "' with code outside it (tied weights); its "
+                        "parameters join the root unit");
         continue;
       }
       // Recomputing a unit pays only for the weights it frees.
@@ -162,8 +193,9 @@ struct ShardParamsPass
       unit.op = op;
       collectParameterReads(op, unit, symbolTables, /*intoCheckpoints=*/true);
     }
-    if (failed(checkDisjoint(found)))
-      return signalPassFailure();
+    FailureOr<bool> disjoint = checkDisjoint(found, shared);
+    if (failed(disjoint) || !*disjoint)
+      return disjoint;
 
     SmallVector<GatherUnitOp> gathers;
     for (ShardUnit &unit : found) {
@@ -187,19 +219,33 @@ struct ShardParamsPass
           << ": no unit but the root was found, so every parameter is "
              "gathered for the whole step and only the gradients and the "
              "optimizer state stay sharded; name the units (units=...)";
-    module.getBodyRegion().takeBody(copy->getBodyRegion());
-    report.emit("units sharded");
+    return true;
   }
 
-  /// Fails, at a read, if a parameter is read in two units: each one
-  /// belongs to one unit's flat shard.
-  LogicalResult checkDisjoint(MutableArrayRef<ShardUnit> found) {
+  /// Whether every parameter is read in one unit only. A parameter read in
+  /// two units puts the modules behind them (not the root) into `shared`;
+  /// fails, at a read, when only the root and activation checkpointing's
+  /// regions, which cannot be taken out, read it.
+  FailureOr<bool> checkDisjoint(MutableArrayRef<ShardUnit> found,
+                                llvm::StringMap<std::string> &shared) {
     llvm::DenseMap<StringAttr, ShardUnit *> owner;
+    bool disjoint = true;
     for (ShardUnit &unit : found)
       for (auto &[name, reads] : unit.reads) {
         auto [it, inserted] = owner.try_emplace(name, &unit);
         if (inserted)
           continue;
+        bool excluded = false;
+        for (ShardUnit *sharing : {it->second, &unit})
+          if (sharing->op && !sharing->getPath().empty() &&
+              !shared.count(sharing->getPath()))
+            excluded |=
+                shared.try_emplace(sharing->getPath(), name.getValue().str())
+                    .second;
+        if (excluded) {
+          disjoint = false;
+          continue;
+        }
         auto describe = [](ShardUnit unit) {
           return unit.op ? "unit '" + unit.getPath().str() + "'"
                          : std::string("the root unit");
@@ -211,7 +257,7 @@ struct ShardParamsPass
                "contain every read of it (units=...)";
         return failure();
       }
-    return success();
+    return disjoint;
   }
 };
 

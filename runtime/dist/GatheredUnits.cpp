@@ -2,8 +2,10 @@
 //
 // composer-shard-params exports each unit's gather as
 //   composer::gather_unit("<unit>", "<next>", prim::ListConstruct(params))
-// whose parameters are prim::GetAttr chains from the method's `self`. The
-// trainer shards what these calls gather.
+// whose parameters are prim::GetAttr chains from the method's `self`
+// (through a prim::unchecked_cast where the attribute is Optional[Tensor],
+// as a scripted Conv2d's bias is). The trainer shards what these calls
+// gather.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +23,9 @@ namespace {
 /// the graph's first input (`self`), or an undefined IValue.
 c10::IValue resolveAttribute(const torch::jit::Module &model,
                              torch::jit::Value *value, std::string &path) {
+  // An Optional[Tensor] attribute is read, then cast to Tensor.
+  while (value->node()->kind() == torch::jit::prim::unchecked_cast)
+    value = value->node()->input();
   std::vector<std::string> fields;
   while (value->node()->kind() == torch::jit::prim::GetAttr) {
     fields.push_back(value->node()->s(torch::jit::attr::name));

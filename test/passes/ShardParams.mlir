@@ -151,3 +151,4 @@ module @skips {
 // PATTERN-REPORT: note: loc("blocks.1"): 1 skipped: module 'blocks.1': it takes a value that is no tensor from outside; its parameters join the root unit
 // With the root alone, parameters are not sharded while the step runs.
 // REPORT: warning: composer-shard-params: no unit but the root was found, so every parameter is gathered for the whole step and only the gradients and the optimizer state stay sharded; name the units (units=...)
+

@@ -355,9 +355,12 @@ def ShardParams : MethodPass<"composer-shard-params"> {
     backward. With `prefetch`, each gather names the unit forward gathers
     next, so the runtime starts that gather early. A unit that cannot be
     outlined (see composer-activation-checkpointing) is skipped with the
-    reason and its parameters join the root's. A parameter read by two
-    units (tied weights across units) is an error: each parameter belongs
-    to one unit's shard. Run it last among the method passes. Lowered to
+    reason and its parameters join the root's. Each parameter belongs to
+    one unit's shard: a module whose parameters are also read outside it
+    (tied weights) is not made a unit, and its parameters join the root's
+    too; a parameter read by the root and by a region that
+    composer-activation-checkpointing made is an error, at the read. Run it
+    last among the method passes. Lowered to
     aten, or run on one rank, every gather is the identity. Numerics: exact.
   }];
   let options = [
