@@ -351,6 +351,11 @@ std::string CheckpointFolder::saveSharded(const State &state,
   std::string failure;
   try {
     saveCheckpointShard(partial, state, extras, shards, weightsOnly_);
+    // Each part is read back (its entries' CRC-32s checked) before the
+    // checkpoint is published and older ones are pruned.
+    readDict(shardPath(partial, shards.rank), "checkpoint shard");
+    if (shards.rank == 0)
+      readDict((fs::path(partial) / kIndexFile).string(), "checkpoint index");
   } catch (const std::exception &e) {
     failure = e.what();
   }
